@@ -1,0 +1,1 @@
+"""CLI command groups. Each module has ``register(app: typer.Typer) -> None``."""

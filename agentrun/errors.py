@@ -1,0 +1,74 @@
+"""Every error agentrun raises on purpose, in one place.
+
+::
+
+    AgentrunError                 base; never shown to the model
+    ├── UserError                 bad input: the CLI prints one line and exits 2
+    │   ├── TaskError             unknown task, invalid task.toml
+    │   ├── ServerUnreachable     the model server cannot be reached
+    │   └── DockerUnavailable     no Docker engine, or an image is missing
+    ├── ModelAPIError             the model API refused a request (4xx other than 429),
+    │                             or transient failures outlasted the retry budget
+    ├── SandboxError              the sandbox broke (container died, channel closed)
+    └── LimitReached              a run limit (turns, tokens, wall time) ended the loop
+
+Errors *shown to the model* are not exceptions: a failed tool call becomes a
+``ToolResult`` with ``error`` set to a ``ToolErrorKind`` and the run goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ToolErrorKind = Literal[
+    "parsing",  # arguments were not valid JSON
+    "validation",  # arguments did not match the tool's schema
+    "unknown_tool",  # no tool of that name
+    "path",  # a path left /workspace
+    "not_found",  # file or directory missing
+    "edit",  # edit_file's old string occurred 0 or several times
+    "timeout",  # run_shell's timeout killed the command
+    "permission",  # the OS refused (read-only file system, permissions)
+    "truncated",  # the call was cut off at max_tokens and was not run
+    "runtime",  # anything else the tool runtime reported
+]
+
+
+class AgentrunError(Exception):
+    """Base of every error agentrun raises on purpose."""
+
+
+class UserError(AgentrunError):
+    """Bad input from the user; the CLI prints the message and exits 2."""
+
+
+class TaskError(UserError):
+    """Unknown task or invalid task definition."""
+
+
+class ServerUnreachable(UserError):
+    """The model server could not be reached at all."""
+
+
+class DockerUnavailable(UserError):
+    """No Docker engine answered, or a needed image is missing."""
+
+
+class ModelAPIError(AgentrunError):
+    """The model API refused a request, or retries were exhausted."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class SandboxError(AgentrunError):
+    """The sandbox failed underneath a run (container gone, channel closed)."""
+
+
+class LimitReached(AgentrunError):
+    """A run limit ended the agent loop; ``reason`` names it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -1,0 +1,51 @@
+"""The ``Sandbox`` protocol: what the agent loop and the grader need from a sandbox."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentrun.messages import ToolResult
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """Outcome of a one-off command run in the sandbox."""
+
+    exit_code: int
+    output: str
+    duration_s: float
+    timed_out: bool = False
+
+
+class Sandbox(Protocol):
+    """One isolated workspace for one run. Implementations need no inheritance."""
+
+    def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool from ``tools/`` over the open channel and return its result."""
+        ...
+
+    def exec(self, command: str, *, timeout: float = 600.0, user: str | None = None) -> ExecResult:
+        """Run ``command`` with ``sh -c`` in /workspace (grading and setup, not the agent)."""
+        ...
+
+    def put_dir(self, src: Path, dest: str) -> None:
+        """Copy a host directory to ``dest`` inside the sandbox (e.g. hidden tests to /tests)."""
+        ...
+
+    def read_file(self, path: str) -> bytes:
+        """Read a file from the sandbox (e.g. a JUnit XML report)."""
+        ...
+
+    def commit(self, message: str) -> str | None:
+        """Commit the workspace if it changed; return the new commit sha, or None."""
+        ...
+
+    def diff(self) -> str:
+        """The workspace patch from the initial commit to now (``git diff``)."""
+        ...
+
+    def close(self) -> None:
+        """Remove the container and everything it held. Safe to call twice."""
+        ...
