@@ -1,0 +1,124 @@
+"""``agentrun task``, ``agentrun tasks`` and ``agentrun compare``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentrun.agent import RunStats
+from agentrun.errors import UserError
+from agentrun.messages import Completion
+from agentrun.runner import RunConfig, RunResult, run_task
+from agentrun.tasks import list_tasks, load_task
+
+console = Console(stderr=True, highlight=False)
+
+
+def _sigterm_as_interrupt() -> None:
+    """SIGTERM cleans up exactly like Ctrl-C: the runner removes the container on the way out."""
+
+    def handler(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _progress(turn: int, completion: Completion, stats: RunStats) -> None:
+    t = completion.timings
+    calls = len(completion.message.tool_calls)
+    tps = f"{t.decode_tps:7.1f} tok/s" if t.decode_tps else "      - tok/s"
+    ttft = f"ttft {t.ttft_s:.3f}s" if t.ttft_s is not None else "ttft -"
+    repaired = sum(stats.repairs.values())
+    console.print(
+        f"turn {turn:3d}  tokens {stats.usage.total_tokens:8d}  {tps}  {ttft}  "
+        f"tool calls {stats.tool_calls:3d} (ok {stats.tool_ok}, failed {stats.tool_failed}, repaired {repaired})"
+        f"  finish {completion.finish_reason or '-'}  {calls} native call(s)"
+    )
+
+
+def summary_table(result: RunResult) -> Table:
+    table = Table(title=f"agentrun {result.task} [{result.mode}]", show_header=False)
+    rows = [
+        ("model", result.model_label or result.model),
+        ("stop reason", result.stop_reason + (f" ({result.error})" if result.error else "")),
+        ("hidden tests", f"{result.hidden_tests.passed}/{result.hidden_tests.total} passed"),
+        ("own tests", f"{result.own_tests.passed}/{result.own_tests.total} passed"),
+        ("turns / requests", f"{result.turns} / {result.requests} (retries {result.retries}, re-asks {result.reasks})"),
+        ("tool calls", f"{result.tool_calls.total} (ok {result.tool_calls.ok}, failed {result.tool_calls.failed})"),
+        ("repairs", ", ".join(f"{k} {v}" for k, v in sorted(result.tool_calls.repaired.items())) or "none"),
+        ("tokens", f"prompt {result.usage.prompt_tokens}, completion {result.usage.completion_tokens}, "
+                   f"cached {result.usage.cached_tokens if result.usage.cached_tokens is not None else '-'}"),
+        ("wall time", f"{result.timings.wall_s:.1f}s (model {result.timings.model_time_s:.1f}s)"),
+        ("results", result.results_path),
+    ]
+    if result.artifact:
+        rows.append(("artifact", ", ".join(f"{k} {v}" for k, v in result.artifact.items())))
+    if result.trace_id:
+        rows.append(("trace id", result.trace_id))
+    for key, value in rows:
+        table.add_row(key, str(value))
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("tasks")
+    def tasks_cmd() -> None:
+        """List the tasks agentrun knows."""
+        for name in list_tasks():
+            task = load_task(name)
+            first = next((ln.strip("# ").strip() for ln in task.instruction.splitlines() if ln.strip()), "")
+            typer.echo(f"{name:24s} {first}")
+
+    @app.command("task")
+    def task_cmd(
+        name: Annotated[str, typer.Argument(help="task name (see `agentrun tasks`) or a task folder")],
+        mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
+        base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL; default: embedded replay model")] = None,
+        model: Annotated[str | None, typer.Option(help="model name; 'local' starts the local CPU model")] = None,
+        api_key: Annotated[str | None, typer.Option(envvar="AGENTRUN_API_KEY", help="API key (or AGENTRUN_API_KEY / OPENAI_API_KEY)")] = None,
+        results: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
+        agent: Annotated[str, typer.Option(help="model | oracle (apply the reference solution, no model)")] = "model",
+        seed: int = 0,
+        faults: Annotated[float, typer.Option(help="replay model only: rate of injected tool-call faults")] = 0.0,
+        fault_mix: Annotated[str, typer.Option(help="replay model only: deepseek | qwen | mixed")] = "mixed",
+        temperature: float | None = None,
+        max_turns: int | None = None,
+        base_image: Annotated[str | None, typer.Option(help="base image for sandbox builds")] = None,
+        server_metrics: Annotated[str | None, typer.Option(help="the server's Prometheus /metrics URL")] = None,
+        otlp_endpoint: str | None = None,
+        otlp_protocol: Annotated[str | None, typer.Option(help="http/protobuf | grpc")] = None,
+        capture_content: bool = False,
+        replay_ttft: Annotated[float, typer.Option(help="replay model: delay before the first token (s)")] = 0.0,
+        replay_token_delay: Annotated[float, typer.Option(help="replay model: delay between tokens (s)")] = 0.0,
+    ) -> None:
+        """Run one task in a Docker sandbox and grade it with its hidden tests."""
+        if mode not in ("direct", "corrected"):
+            raise UserError(f"--mode must be direct or corrected, not {mode!r}")
+        if agent not in ("model", "oracle"):
+            raise UserError(f"--agent must be model or oracle, not {agent!r}")
+        if base_url and not model:
+            raise UserError("--base-url needs --model NAME (the served model's name)")
+        config = RunConfig(
+            task=name, mode=mode, agent=agent, base_url=base_url, model=model,  # type: ignore[arg-type]
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY", results_dir=results, seed=seed,
+            faults=faults, fault_mix=fault_mix, temperature=temperature, max_turns=max_turns,
+            base_image=base_image, server_metrics=server_metrics, otlp_endpoint=otlp_endpoint,
+            otlp_protocol=otlp_protocol, capture_content=capture_content, replay_ttft=replay_ttft,
+            replay_token_delay=replay_token_delay,
+        )
+        _sigterm_as_interrupt()
+        try:
+            result = run_task(config, on_turn=_progress, on_log=lambda m: console.print(f"[dim]{m}[/dim]"))
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted: sandbox removed, partial results kept[/yellow]")
+            sys.exit(130)
+        Console().print(summary_table(result))
+        if not result.passed:
+            raise typer.Exit(1)

@@ -1,0 +1,345 @@
+"""Invalid-JSON repair for tool-call arguments: a ladder that never guesses at content.
+
+1. strict ``json.loads`` (plus one decode of JSON that was encoded twice);
+2. narrow, reversible fixes on a lexed copy of the text, each a named function: Python
+   quoting and literals, raw control characters, invalid escapes, trailing commas, missing
+   closing brackets, trailing prose, several objects back to back;
+3. ``json_repair`` as a last resort, *guarded*: its result is accepted only if every
+   character the model wrote is accounted for by the repaired keys and values
+   (:func:`repair_is_faithful`). A repair that would change a file's content or a shell
+   command goes back to the model instead.
+
+Everything here is pure and never raises.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import json_repair
+
+__all__ = ["ArgParse", "Token", "lex", "looks_cut_off", "parse_arguments", "repair_is_faithful"]
+
+
+@dataclass(frozen=True)
+class Token:
+    """A piece of JSON-ish text: ``code`` (structure, literals) or a ``str`` literal."""
+
+    kind: str  # "code" | "str"
+    text: str  # the raw text, quotes included for strings
+    quote: str = ""  # '"', "'", '\"\"\"' or "'''" for strings
+    closed: bool = True
+
+
+@dataclass
+class ArgParse:
+    """What the ladder made of one arguments text."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)  # names of the fixes applied, in order
+    error: str | None = None  # set when nothing could be parsed safely
+    cut_off: bool = False  # the text ends inside a string or an open bracket
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.objects) and self.error is None
+
+
+def lex(text: str) -> list[Token]:
+    """Split JSON-ish text into code and string tokens; accepts ``'``, ``\"\"\"`` and ``'''``."""
+    tokens: list[Token] = []
+    i, n, start = 0, len(text), 0
+    while i < n:
+        ch = text[i]
+        if ch not in "\"'":
+            i += 1
+            continue
+        if start < i:
+            tokens.append(Token("code", text[start:i]))
+        quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
+        j = i + len(quote)
+        closed = False
+        while j < n:
+            if text[j] == "\\":
+                j += 2
+                continue
+            if text.startswith(quote, j):
+                j += len(quote)
+                closed = True
+                break
+            j += 1
+        j = min(j, n)
+        tokens.append(Token("str", text[i:j], quote, closed))
+        i = start = j
+    if start < n:
+        tokens.append(Token("code", text[start:]))
+    return tokens
+
+
+def _bracket_stack(tokens: list[Token]) -> list[str]:
+    stack: list[str] = []
+    for tok in tokens:
+        if tok.kind != "code":
+            continue
+        for ch in tok.text:
+            if ch in "{[":
+                stack.append(ch)
+            elif ch in "}]" and stack:
+                stack.pop()
+    return stack
+
+
+def looks_cut_off(text: str) -> bool:
+    """True when JSON-ish text ends inside a string or with brackets left open."""
+    tokens = lex(text.strip())
+    if not tokens:
+        return False
+    if tokens[-1].kind == "str" and not tokens[-1].closed:
+        return True
+    return bool(_bracket_stack(tokens))
+
+
+# --- narrow fixes: each one rewrites one token kind and says whether it changed anything ---
+
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_BAD_ESCAPE = re.compile(r'\\(?=[^"\\/bfnrtu])|\\u(?![0-9a-fA-F]{4})')
+
+
+def fix_python_string(tok: Token) -> str | None:
+    """``'single'`` or ``\"\"\"triple\"\"\"`` quoted strings, as Qwen2.5-Coder writes file contents.
+
+    Decoded with Python's own rules (so ``\\'`` and ``\\n`` keep their meaning) and re-encoded as
+    JSON: the value is exactly what the model wrote.
+    """
+    if tok.quote == '"' or not tok.closed:
+        return None
+    try:
+        value = ast.literal_eval(tok.text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        # raw newlines inside '...' are a SyntaxError for Python; treat them as written
+        try:
+            value = ast.literal_eval(tok.quote * 3 + tok.text[len(tok.quote) : -len(tok.quote)] + tok.quote * 3)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(value, str):
+        return None
+    return json.dumps(value, ensure_ascii=False)
+
+
+def fix_control_chars(tok: Token) -> str | None:
+    """Raw newlines/tabs inside a JSON string (``"a\\n<LF>b"``), seen from Kimi K2 and MiniMax."""
+    if tok.quote != '"' or not _CONTROL.search(tok.text):
+        return None
+    return _CONTROL.sub(lambda m: json.dumps(m.group())[1:-1], tok.text)
+
+
+def fix_invalid_escapes(tok: Token) -> str | None:
+    """Backslashes JSON does not allow (``"grep \\d+"``): kept literally, as the model meant."""
+    if tok.quote != '"' or not _BAD_ESCAPE.search(tok.text[1:-1]):
+        return None
+    return '"' + _BAD_ESCAPE.sub(r"\\\\", tok.text[1:-1]) + '"'
+
+
+_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
+_PY_LITERAL_RE = re.compile(r"\b(True|False|None)\b")
+_TRAILING_COMMA_RE = re.compile(r",(\s*[}\]])")
+
+
+def fix_python_literals(code: str) -> str | None:
+    """``True``/``False``/``None`` outside strings, from models that write Python dicts."""
+    fixed = _PY_LITERAL_RE.sub(lambda m: _PY_LITERALS[m.group()], code)
+    return fixed if fixed != code else None
+
+
+def fix_trailing_commas(code: str) -> str | None:
+    """``{"a": 1,}`` and ``[1, 2,]``."""
+    fixed = _TRAILING_COMMA_RE.sub(r"\1", code)
+    return fixed if fixed != code else None
+
+
+def _rebuild(tokens: list[Token], fixes: list[str]) -> str:
+    out: list[str] = []
+    code_fixers = (fix_python_literals, fix_trailing_commas)
+    str_fixers = (fix_python_string, fix_control_chars, fix_invalid_escapes)
+    for tok in tokens:
+        text = tok.text
+        fixers: tuple[Any, ...] = code_fixers if tok.kind == "code" else str_fixers
+        for fixer in fixers:
+            fixed = fixer(text) if tok.kind == "code" else fixer(Token("str", text, tok.quote, tok.closed))
+            if fixed is not None:
+                text = fixed
+                if fixer.__name__ not in fixes:
+                    fixes.append(fixer.__name__)
+                if tok.kind == "str":
+                    tok = Token("str", text, '"', True)
+        out.append(text)
+    # a comma before a closing bracket can span tokens only in code, handled above
+    return "".join(out)
+
+
+def fix_missing_brackets(text: str) -> str | None:
+    """A final ``}`` or ``]`` left out (``{"path": "a.py"``), when no string is left open."""
+    tokens = lex(text)
+    if tokens and tokens[-1].kind == "str" and not tokens[-1].closed:
+        return None
+    stack = _bracket_stack(tokens)
+    if not stack:
+        return None
+    return text.rstrip() + "".join("}" if b == "{" else "]" for b in reversed(stack))
+
+
+def _decode_all(text: str) -> tuple[list[Any], str]:
+    """Decode one or more JSON values back to back; returns (values, trailing text)."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n;,":
+            i += 1
+        if i >= n:
+            break
+        try:
+            value, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return values, text[i:]
+        values.append(value)
+    return values, ""
+
+
+def _as_objects(value: Any, fixes: list[str]) -> list[dict[str, Any]] | None:
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, str):  # JSON encoded twice: "{\"path\": ...}"
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return None
+        if isinstance(inner, dict):
+            fixes.append("decode_double_encoded")
+            return [inner]
+    return None
+
+
+def parse_arguments(raw: str | None) -> ArgParse:
+    """Parse a tool call's ``arguments`` text into one or more objects, repairing only safely.
+
+    Several objects back to back (``{...}{...}``, seen when two parallel calls are streamed
+    into one) come back as several objects. An empty text is ``{}``.
+    """
+    result = ArgParse()
+    text = (raw or "").strip()
+    if not text:
+        result.objects = [{}]
+        return result
+    try:
+        value = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        objects = _as_objects(value, result.fixes)
+        if objects is not None:
+            result.objects = objects
+            return result
+        result.error = f"arguments must be a JSON object, got {type(value).__name__}"
+        return result
+    result.cut_off = looks_cut_off(text)
+    narrow = _narrow(text, result.fixes)
+    if narrow is not None:
+        result.objects = narrow
+        return result
+    if result.cut_off and lex(text)[-1:] and lex(text)[-1].kind == "str" and not lex(text)[-1].closed:
+        result.error = "arguments end inside a string (cut off?)"
+        return result
+    guarded = _guarded_json_repair(text)
+    if guarded is not None:
+        result.fixes.append("json_repair")
+        result.objects = [guarded]
+        return result
+    result.error = "arguments are not valid JSON and cannot be repaired without guessing"
+    return result
+
+
+def _narrow(text: str, fixes: list[str]) -> list[dict[str, Any]] | None:
+    local: list[str] = []
+    candidate = _rebuild(lex(text), local)
+    closed = fix_missing_brackets(candidate)
+    if closed is not None:
+        candidate = closed
+        local.append("fix_missing_brackets")
+    values, rest = _decode_all(candidate)
+    if not values:
+        return None
+    if rest.strip():
+        if not rest.lstrip().startswith(("{", "[", '"')):
+            local.append("drop_trailing_text")
+        else:
+            return None
+    if len(values) > 1:
+        local.append("split_concatenated")
+    objects: list[dict[str, Any]] = []
+    for value in values:
+        got = _as_objects(value, local)
+        if got is None:
+            return None
+        objects.extend(got)
+    if not local:  # strict parse failed but nothing was fixed: not ours to accept
+        return None
+    fixes.extend(local)
+    return objects
+
+
+def _guarded_json_repair(text: str) -> dict[str, Any] | None:
+    try:
+        value = json_repair.loads(text)
+    except Exception:  # json_repair is third-party: any failure means "no repair"
+        return None
+    if not isinstance(value, dict) or not value:
+        return None
+    return value if repair_is_faithful(text, value) else None
+
+
+_LITERAL_RE = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\b(?:true|false|null|True|False|None)\b")
+_STRUCTURE_RE = re.compile(r"[\s{}\[\]:,\"'`]*")
+
+
+def _strings_of(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [str(k), *_strings_of(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings_of(v)]
+    return []
+
+
+def _forms(s: str) -> list[str]:
+    """How a string value may appear in the raw text: as written, JSON-escaped, Python-escaped."""
+    forms = [s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1], repr(s)[1:-1]]
+    return sorted(set(forms), key=len, reverse=True)
+
+
+def repair_is_faithful(raw: str, repaired: Any) -> bool:
+    """True when every character of ``raw`` is accounted for by ``repaired``.
+
+    Each key and string value must occur verbatim (modulo JSON or Python escaping) in the raw
+    text; once all of them, and the numbers and literals, are cut out, only brackets, quotes,
+    commas, colons and whitespace may remain. So a repair that drops part of a file's content
+    or splits a shell command at an unescaped quote (json_repair #44/#46/#132) is refused.
+    """
+    rest = raw
+    for s in sorted(_strings_of(repaired), key=len, reverse=True):
+        if not s:
+            continue
+        for form in _forms(s):
+            pos = rest.find(form)
+            if pos >= 0:
+                rest = rest[:pos] + " " + rest[pos + len(form) :]
+                break
+        else:
+            return False
+    rest = _LITERAL_RE.sub(" ", rest)
+    return _STRUCTURE_RE.fullmatch(rest) is not None

@@ -1,0 +1,267 @@
+"""Arguments of the wrong shape: coerce to the tool's JSON schema, then validate with pydantic.
+
+Each coercion is a named function for one thing models really send: numbers and booleans
+as strings (``"timeout": "30"``), lists and objects as JSON text (GLM 4.6
+``"view_range": "[1, 5]"``), a lone value where a list is expected, a string field sent as a
+list of chunks (MiniMax), argument names from other harnesses (``file_path``, ``cmd``),
+keys the tool does not have, and ``null`` for an optional field. Whatever is still wrong
+after that is reported field by field, for the model to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+__all__ = ["ARG_ALIASES", "Coerced", "coerce_arguments", "typed_from_text", "validate_arguments"]
+
+ARG_ALIASES: dict[str, tuple[str, ...]] = {
+    "path": ("file_path", "filepath", "filename", "file_name", "file", "target_file", "absolute_path"),
+    "command": ("cmd", "shell_command", "bash_command", "script", "commands"),
+    "content": ("contents", "file_text", "file_content", "text", "data", "body", "code"),
+    "old": ("old_str", "old_string", "old_text", "search", "original"),
+    "new": ("new_str", "new_string", "new_text", "replace", "replacement"),
+    "pattern": ("query", "regex", "search_pattern", "glob_pattern", "glob_str"),
+    "start_line": ("start", "line_start", "from_line", "offset"),
+    "end_line": ("end", "line_end", "to_line"),
+    "timeout": ("timeout_seconds", "timeout_s", "time_limit"),
+}
+
+
+@dataclass
+class Coerced:
+    """Arguments after coercion, with one (fix, before, after) note per change."""
+
+    arguments: dict[str, Any]
+    changes: list[tuple[str, str, str]] = field(default_factory=list)  # (fix, before, after)
+
+
+def _props(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _types(prop: Any) -> list[str]:
+    if not isinstance(prop, dict):
+        return []
+    t = prop.get("type")
+    if isinstance(t, str):
+        return [t]
+    if isinstance(t, list):
+        return [x for x in t if isinstance(x, str)]
+    return []
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def rename_argument_aliases(args: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, str]]:
+    """``file_path``/``filename`` -> ``path``, ``cmd`` -> ``command``, ``old_str`` -> ``old``...
+
+    Only when the tool has the target name, lacks the alias, and the target is not already set.
+    """
+    props = _props(schema)
+    renamed: list[tuple[str, str]] = []
+    for target, aliases in ARG_ALIASES.items():
+        if target not in props or target in args:
+            continue
+        for alias in aliases:
+            if alias in args and alias not in props:
+                args[target] = args.pop(alias)
+                renamed.append((alias, target))
+                break
+    return renamed
+
+
+def unwrap_arguments_wrapper(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"arguments": {...}}`` / ``{"input": {...}}`` around the real arguments (DeepSeek V3.2, vLLM)."""
+    props = _props(schema)
+    if len(args) == 1:
+        (key, inner), = args.items()
+        if key in ("arguments", "input", "parameters", "args", "kwargs") and key not in props:
+            if isinstance(inner, dict):
+                return inner
+    return None
+
+
+def coerce_scalar_text(value: Any, types: list[str]) -> Any:
+    """``"30"`` for a number, ``"true"`` for a boolean, ``"[1, 5]"`` for a list: decode the text."""
+    if not isinstance(value, str) or "string" in types:
+        return value
+    text = value.strip()
+    if "integer" in types:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    if "number" in types:
+        try:
+            number = float(text)
+        except ValueError:
+            pass
+        else:
+            return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+    if "boolean" in types and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if ("array" in types and text.startswith("[")) or ("object" in types and text.startswith("{")):
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return value
+        if ("array" in types and isinstance(decoded, list)) or ("object" in types and isinstance(decoded, dict)):
+            return decoded
+    if "null" in types and text.lower() in ("null", "none"):
+        return None
+    return value
+
+
+def coerce_to_list(value: Any, types: list[str]) -> Any:
+    """A lone value where the schema wants a list: ``"a.py"`` -> ``["a.py"]``."""
+    if "array" in types and not isinstance(value, list) and value is not None:
+        return [value]
+    return value
+
+
+def coerce_to_string(value: Any, types: list[str]) -> Any:
+    """A number, boolean or list of text chunks where the schema wants a string."""
+    if types != ["string"] or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "".join(value)
+    return value
+
+
+def coerce_arguments(args: dict[str, Any], schema: dict[str, Any]) -> Coerced:
+    """Bring ``args`` to ``schema`` by the narrow coercions above; never guesses a value."""
+    out = Coerced(dict(args))
+    inner = unwrap_arguments_wrapper(out.arguments, schema)
+    if inner is not None:
+        out.changes.append(("unwrap_arguments_wrapper", _short(args), _short(inner)))
+        out.arguments = dict(inner)
+    for alias, target in rename_argument_aliases(out.arguments, schema):
+        out.changes.append(("rename_argument_aliases", alias, target))
+    props = _props(schema)
+    extra_ok = schema.get("additionalProperties", False) is not False or not props
+    required = set(schema.get("required") or ())
+    for key in list(out.arguments):
+        value = out.arguments[key]
+        if key not in props:
+            if not extra_ok:
+                del out.arguments[key]
+                out.changes.append(("drop_unknown_key", f"{key}={_short(value)}", "(dropped)"))
+            continue
+        types = _types(props[key])
+        if value is None and key not in required and "null" not in types:
+            del out.arguments[key]
+            out.changes.append(("drop_null_optional", f"{key}=null", "(dropped)"))
+            continue
+        new = value
+        for fix in (coerce_scalar_text, coerce_to_list, coerce_to_string):
+            new = fix(new, types)
+        if new is not value:
+            out.arguments[key] = new
+            out.changes.append(("coerce_" + (types[0] if types else "value"), f"{key}={_short(value)}", _short(new)))
+    return out
+
+
+def typed_from_text(value: str, prop: Any) -> Any:
+    """A parameter value from an XML-style call (Qwen3-Coder, GLM, MiniMax, DSML), typed by schema.
+
+    Those formats carry every value as text; string parameters keep it exactly as written.
+    """
+    types = _types(prop)
+    if not types or "string" in types:
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return coerce_scalar_text(value, types)
+
+
+_SIMPLE: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+
+
+def _annotation(prop: Any) -> Any:
+    if not isinstance(prop, dict):
+        return Any
+    enum = prop.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(e, str | int | bool) for e in enum):
+        return Literal[tuple(enum)]
+    parts: list[Any] = []
+    for t in _types(prop):
+        if t == "array":
+            parts.append(list[_annotation(prop.get("items"))])  # type: ignore[misc]
+        elif t == "object":
+            parts.append(dict[str, Any])
+        elif t in _SIMPLE:
+            parts.append(_SIMPLE[t])
+    if not parts:
+        return Any
+    ann = parts[0]
+    for p in parts[1:]:
+        ann = ann | p
+    return ann
+
+
+@lru_cache(maxsize=256)
+def _model_for(schema_json: str) -> type[BaseModel]:
+    schema = json.loads(schema_json)
+    props = _props(schema)
+    required = set(schema.get("required") or ())
+    extra = "allow" if schema.get("additionalProperties", False) is not False or not props else "forbid"
+    fields: dict[str, Any] = {}
+    for name, prop in props.items():
+        ann = _annotation(prop)
+        if name in required:
+            fields[name] = (ann, ...)
+        else:
+            default = prop.get("default") if isinstance(prop, dict) else None
+            fields[name] = (ann | None if ann is not Any else Any, default)
+    config = ConfigDict(strict=True, extra=extra)  # type: ignore[typeddict-item]
+    return create_model("ToolArguments", __config__=config, **fields)
+
+
+def _expected(prop: Any) -> str:
+    if isinstance(prop, dict) and isinstance(prop.get("enum"), list):
+        return "one of " + ", ".join(json.dumps(e) for e in prop["enum"])
+    types = _types(prop)
+    if types == ["array"] and isinstance(prop, dict) and _types(prop.get("items")):
+        return f"array of {_types(prop.get('items'))[0]}"
+    return " or ".join(types) or "a value"
+
+
+def validate_arguments(args: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Check ``args`` against ``schema``; returns (field, expected, got) for each problem."""
+    try:
+        model = _model_for(json.dumps(schema, sort_keys=True))
+    except Exception:  # a schema pydantic cannot express: accept rather than block the tool
+        return []
+    try:
+        model.model_validate(args)
+    except ValidationError as exc:
+        props = _props(schema)
+        problems: list[tuple[str, str, str]] = []
+        seen: set[str] = set()
+        for err in exc.errors():
+            name = str(err["loc"][0]) if err["loc"] else "(arguments)"
+            if name in seen:
+                continue
+            seen.add(name)
+            if err["type"] == "missing":
+                problems.append((name, _expected(props.get(name)), "missing (required)"))
+            elif err["type"] == "extra_forbidden":
+                problems.append((name, "no such parameter", _short(err.get("input"))))
+            else:
+                problems.append((name, _expected(props.get(name)), _short(err.get("input"))))
+        return problems
+    return []

@@ -1,0 +1,289 @@
+"""One run end to end: image, model endpoint, sandbox, agent loop, grading, results folder.
+
+``run_task(RunConfig) -> RunResult`` is what ``agentrun task`` calls. Whatever happens
+(an error, Ctrl-C, SIGTERM turned into KeyboardInterrupt by the CLI) the container is
+removed, the trajectory and spans are flushed and ``result.json`` is written with the
+reason the run stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agentrun.agent import Agent, Limits, RunStats
+from agentrun.errors import AgentrunError
+from agentrun.grading import Grade, grade
+from agentrun.messages import Completion, Mode, Tally, Usage
+from agentrun.observer import NullObserver, RunObserver
+from agentrun.tasks import TaskSpec, load_task
+from agentrun.trajectory import Trajectory
+
+REPLAY_LABEL = "replay model (scripted, not a real LLM)"
+AgentKind = Literal["model", "oracle"]
+
+
+class RunConfig(BaseModel):
+    """Everything one run needs; built by the CLI from flags, env and defaults."""
+
+    task: str
+    mode: Mode = "corrected"
+    agent: AgentKind = "model"
+    base_url: str | None = Field(default=None, description="None: the embedded replay model")
+    model: str | None = None
+    api_key: str = "EMPTY"
+    temperature: float | None = None
+    results_dir: Path = Path("results")
+    seed: int = 0
+    faults: float = 0.0
+    fault_mix: str = "mixed"
+    replay_ttft: float = 0.0
+    replay_token_delay: float = 0.0
+    max_turns: int | None = None
+    base_image: str | None = None
+    server_metrics: str | None = None
+    otlp_endpoint: str | None = None
+    otlp_protocol: str | None = None
+    capture_content: bool = False
+    run_id: str | None = None
+
+
+class ToolCallCounts(BaseModel):
+    total: int = 0
+    ok: int = 0
+    failed: int = 0
+    repaired: dict[str, int] = Field(default_factory=dict)
+
+
+class TimingSummary(BaseModel):
+    ttft_median_s: float | None = None
+    ttfvt_median_s: float | None = None
+    decode_tps_median: float | None = None
+    model_time_s: float = 0.0
+    wall_s: float = 0.0
+
+
+class RunResult(BaseModel):
+    """``results/<run-id>/result.json``."""
+
+    run_id: str
+    task: str
+    mode: Mode
+    agent: AgentKind
+    model: str
+    model_label: str = ""
+    base_url: str | None = None
+    seed: int = 0
+    faults: float = 0.0
+    stop_reason: str = "not_started"
+    error: str | None = None
+    hidden_tests: Tally = Field(default_factory=Tally)
+    own_tests: Tally = Field(default_factory=Tally)
+    reward: float | None = None
+    turns: int = 0
+    requests: int = 0
+    retries: int = 0
+    reasks: int = 0
+    tool_calls: ToolCallCounts = Field(default_factory=ToolCallCounts)
+    usage: Usage = Field(default_factory=Usage)
+    timings: TimingSummary = Field(default_factory=TimingSummary)
+    artifact: dict[str, Any] | None = None
+    server: dict[str, float] | None = None
+    image: str | None = None
+    network: bool = False
+    trace_id: str | None = None
+    started_at: float = 0.0
+    results_path: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.hidden_tests.total > 0 and self.hidden_tests.passed == self.hidden_tests.total
+
+
+def new_run_id(task: str, mode: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{task}-{mode}-{secrets.token_hex(3)}"
+
+
+@contextlib.contextmanager
+def model_endpoint(config: RunConfig, task: TaskSpec) -> Iterator[tuple[str, str, str]]:
+    """Yield (base_url, model name, label): the user's server, the local model, or the replay model."""
+    if config.base_url:
+        yield config.base_url, config.model or "default", config.model or "default"
+        return
+    if config.model == "local":
+        from agentrun import localmodel
+
+        with localmodel.serve() as server:
+            yield server.base_url, server.model, f"local model {server.model} (llama.cpp on this CPU)"
+        return
+    from agentrun import replay
+
+    injector = None
+    if config.faults > 0:
+        from agentrun.faults import FaultInjector
+
+        injector = FaultInjector(rate=config.faults, mix=config.fault_mix, seed=config.seed)
+    script = replay.script_from_task(task)
+    server = replay.ReplayServer(
+        script, ttft=config.replay_ttft, token_delay=config.replay_token_delay, fault_injector=injector
+    )
+    with server:
+        label = REPLAY_LABEL + (f", {config.faults:.0%} faults ({config.fault_mix})" if injector else "")
+        yield server.base_url, script.model_name, label
+
+
+def _timing_summary(completions: list[Completion], wall_s: float) -> TimingSummary:
+    def median(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return statistics.median(present) if present else None
+
+    return TimingSummary(
+        ttft_median_s=median([c.timings.ttft_s for c in completions]),
+        ttfvt_median_s=median([c.timings.ttfvt_s for c in completions]),
+        decode_tps_median=median([c.timings.decode_tps for c in completions]),
+        model_time_s=sum(c.timings.e2e_s for c in completions),
+        wall_s=wall_s,
+    )
+
+
+def _apply_stats(result: RunResult, stats: RunStats) -> None:
+    result.turns, result.requests, result.retries, result.reasks = (
+        stats.turns,
+        stats.requests,
+        stats.retries,
+        stats.reasks,
+    )
+    result.usage = stats.usage
+    result.tool_calls = ToolCallCounts(
+        total=stats.tool_calls, ok=stats.tool_ok, failed=stats.tool_failed, repaired=dict(stats.repairs)
+    )
+
+
+def _make_observer(config: RunConfig, run_dir: Path, run_id: str, model: str) -> RunObserver:
+    try:
+        from agentrun.telemetry import OTelObserver, TelemetryConfig
+    except ImportError:
+        return NullObserver()
+    tconfig = TelemetryConfig(
+        otlp_endpoint=config.otlp_endpoint,
+        otlp_protocol=config.otlp_protocol,  # type: ignore[arg-type]
+        capture_content=config.capture_content,
+        jsonl_path=run_dir / "spans.jsonl",
+        secrets=[config.api_key] if config.api_key and config.api_key != "EMPTY" else [],
+    )
+    return OTelObserver(tconfig, task=config.task, mode=config.mode, model=model, run_id=run_id)
+
+
+def _oracle(task: TaskSpec, sandbox: Any) -> str:
+    """Apply the reference solution with the file tools, no model (Harbor's oracle check)."""
+    for path in sorted(p for p in task.solution_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(task.solution_dir).as_posix()
+        if rel == "solve.sh" or "__pycache__" in rel:
+            continue
+        sandbox.call(f"oracle-{rel}", "write_file", {"path": rel, "content": path.read_text()})
+    sandbox.commit("oracle: reference solution")
+    return "oracle"
+
+
+OnTurn = Callable[[int, Completion, RunStats], None]
+
+
+def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callable[[str], None] | None = None) -> RunResult:
+    """Run one task end to end and write ``results/<run-id>/``; never loses what was done."""
+    from agentrun.model import OpenAIModel
+    from agentrun.sandbox.docker import DockerSandbox
+    from agentrun.sandbox.images import ensure_task_image
+    from agentrun.toolset import builtin_specs
+
+    log = on_log or (lambda _msg: None)
+    task = load_task(config.task)
+    run_id = config.run_id or new_run_id(task.name, config.mode)
+    run_dir = (config.results_dir / run_id).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    result = RunResult(
+        run_id=run_id, task=task.name, mode=config.mode, agent=config.agent, model="", seed=config.seed,
+        faults=config.faults, started_at=time.time(), results_path=str(run_dir),
+        network=task.config.environment.allow_internet,
+    )
+    image = ensure_task_image(task, base_image=config.base_image, on_log=log)
+    result.image = image
+    trajectory = Trajectory(run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key])
+    settings = task.config.agentrun
+    started = time.monotonic()
+    observer: RunObserver = NullObserver()
+    stats = RunStats()
+    try:
+        with contextlib.ExitStack() as stack:
+            base_url, model_name, label = (None, "oracle", "oracle (reference solution, no model)")
+            if config.agent == "model":
+                base_url, model_name, label = stack.enter_context(model_endpoint(config, task))
+            result.model, result.model_label, result.base_url = model_name, label, base_url
+            observer = _make_observer(config, run_dir, run_id, model_name)
+            ids = observer.run_started(run_id=run_id, task=task.name, mode=config.mode, model=model_name,
+                                       base_url=base_url or "")
+            result.trace_id = ids.get("trace_id")
+            trajectory.append("run_start", task=task.name, model=model_name, model_label=label, base_url=base_url,
+                              image=image, agent=config.agent, seed=config.seed, faults=config.faults, **ids)
+            log(f"run {run_id}: {task.name}, {config.mode} mode, {label}")
+            sandbox = stack.enter_context(
+                DockerSandbox.start(
+                    image, run_id=run_id, network=task.config.environment.allow_internet,
+                    cpus=task.config.environment.cpus, memory_mb=task.config.environment.memory_mb,
+                    pids_limit=settings.pids_limit, workspace=run_dir / "workspace",
+                )
+            )
+            if config.agent == "oracle":
+                result.stop_reason = _oracle(task, sandbox)
+            else:
+                model = OpenAIModel(base_url or "", model_name, api_key=config.api_key)
+                limits = Limits(
+                    max_turns=config.max_turns or settings.max_turns, max_tokens_total=settings.max_tokens_total,
+                    max_wall_s=task.config.agent.timeout_sec, max_tokens_per_turn=settings.max_tokens_per_turn,
+                )
+                agent = Agent(model, sandbox, builtin_specs(), mode=config.mode, limits=limits,
+                              trajectory=trajectory, observer=observer, on_turn=on_turn,
+                              temperature=config.temperature)
+                stats = agent.stats
+                result.stop_reason = agent.run(task.instruction)
+            sandbox.commit("final state")
+            _grade_into(result, task, sandbox, observer, trajectory)
+            (run_dir / "workspace.patch").write_text(sandbox.diff())
+            if settings.artifact == "django":
+                from agentrun.artifacts import measure_django
+
+                result.artifact = measure_django(run_dir / "workspace")
+    except KeyboardInterrupt:
+        result.stop_reason, result.error = "interrupted", "interrupted by the user (Ctrl-C or SIGTERM)"
+        raise
+    except AgentrunError as exc:
+        result.stop_reason, result.error = "error", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        _apply_stats(result, stats)
+        result.timings = _timing_summary(stats.completions, time.monotonic() - started)
+        observer.run_finished(stop_reason=result.stop_reason, error=None)
+        observer.flush()
+        trajectory.append("run_end", result=result)
+        trajectory.close()
+        (run_dir / "result.json").write_text(result.model_dump_json(indent=2))
+    return result
+
+
+def _grade_into(result: RunResult, task: TaskSpec, sandbox: Any, observer: RunObserver, trajectory: Trajectory) -> None:
+    observer.grading_started()
+    outcome: Grade | None = None
+    try:
+        outcome = grade(task, sandbox)
+    finally:
+        hidden = outcome.hidden_tests if outcome else Tally()
+        own = outcome.own_tests if outcome else Tally()
+        observer.grading_finished(hidden=hidden, own=own)
+    result.hidden_tests, result.own_tests, result.reward = outcome.hidden_tests, outcome.own_tests, outcome.reward
+    trajectory.append("grading", grade=outcome)

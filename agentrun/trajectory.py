@@ -1,0 +1,64 @@
+"""The append-only JSONL trajectory of a run, and the results folder it lives in.
+
+Every request, response, repair, tool call, tool result, timing and usage is one line,
+written and flushed as it happens, so a crash or Ctrl-C loses nothing already done. Each
+line carries the run id, the mode and a monotonic sequence number; field names follow
+ATIF (Harbor's trajectory format) where they have an equivalent (``step_id``, ``source``,
+``tool_calls``, ``observation``, ``metrics``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class Trajectory:
+    """Append-only JSONL writer; one instance per run, safe across threads."""
+
+    def __init__(self, path: Path, *, run_id: str, mode: str, secrets: list[str] | None = None) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.mode = mode
+        self._secrets = [s for s in (secrets or []) if s and len(s) >= 4]
+        self._seq = 0
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = path.open("a", encoding="utf-8")
+
+    def append(self, event: str, **fields: Any) -> None:
+        """Write one event line now (flushed), with run id, mode and sequence number."""
+        with self._lock:
+            self._seq += 1
+            line = {"seq": self._seq, "ts": time.time(), "run_id": self.run_id, "mode": self.mode, "event": event}
+            line.update(_jsonable(fields))
+            text = json.dumps(line, ensure_ascii=False)
+            for secret in self._secrets:
+                text = text.replace(secret, "***")
+            self._fh.write(text + "\n")
+            self._fh.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.close()
+
+
+def read_trajectory(path: Path) -> list[dict[str, Any]]:
+    """All events of a trajectory file, in order."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
