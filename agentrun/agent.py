@@ -76,7 +76,13 @@ class Agent:
         on_turn: Callable[[int, Completion, RunStats], None] | None = None,
         temperature: float | None = None,
     ) -> None:
-        self.model, self.sandbox, self.tools, self.mode, self.limits = model, sandbox, list(tools), mode, limits
+        self.model, self.sandbox, self.tools, self.mode, self.limits = (
+            model,
+            sandbox,
+            list(tools),
+            mode,
+            limits,
+        )
         self.trajectory, self.observer, self.on_turn = trajectory, observer or NullObserver(), on_turn
         self.temperature = temperature
         self.openai_tools = [t.to_openai() for t in self.tools]
@@ -150,9 +156,17 @@ class Agent:
 
     def _request(self, messages: list[Message], max_tokens: int) -> Completion:
         turn = self.stats.turns + 1
-        params: dict[str, Any] = {"model": self.model.model, "max_tokens": max_tokens, "temperature": self.temperature}
-        ids = self.observer.request_started(turn=turn, params=params, messages=messages, tools=self.openai_tools)
-        self.trajectory.append("request", turn=turn, params=params, new_messages=messages[self._sent :], **ids)
+        params: dict[str, Any] = {
+            "model": self.model.model,
+            "max_tokens": max_tokens,
+            "temperature": self.temperature,
+        }
+        ids = self.observer.request_started(
+            turn=turn, params=params, messages=messages, tools=self.openai_tools
+        )
+        self.trajectory.append(
+            "request", turn=turn, params=params, new_messages=messages[self._sent :], **ids
+        )
         self._sent = len(messages)
         try:
             completion = self.model.complete(
@@ -181,7 +195,9 @@ class Agent:
                 max_tokens=max_tokens,
             )
         self._record_repairs(correction.events)
-        self.observer.request_finished(turn=self.stats.turns + 1, completion=completion, repairs=correction.events)
+        self.observer.request_finished(
+            turn=self.stats.turns + 1, completion=completion, repairs=correction.events
+        )
         return correction
 
     def _assistant_message(self, completion: Completion, correction: repair.Correction) -> Message:

@@ -83,5 +83,9 @@ def grade(task: TaskSpec, sandbox: Sandbox) -> Grade:
     own, own_tail = run_own_tests(task, sandbox)
     hidden, reward, hidden_tail = run_hidden_tests(task, sandbox)
     return Grade(
-        hidden_tests=hidden, own_tests=own, reward=reward, hidden_output_tail=hidden_tail, own_output_tail=own_tail
+        hidden_tests=hidden,
+        own_tests=own,
+        reward=reward,
+        hidden_output_tail=hidden_tail,
+        own_output_tail=own_tail,
     )

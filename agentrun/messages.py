@@ -41,7 +41,11 @@ class ToolCall(BaseModel):
     arguments: str = "{}"
 
     def to_openai(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 class ParsedCall(BaseModel):

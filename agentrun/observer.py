@@ -21,7 +21,12 @@ class RunObserver(Protocol):
     def run_started(self, *, run_id: str, task: str, mode: str, model: str, base_url: str) -> SpanIds: ...
 
     def request_started(
-        self, *, turn: int, params: dict[str, Any], messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self,
+        *,
+        turn: int,
+        params: dict[str, Any],
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
     ) -> SpanIds: ...
 
     def request_finished(

@@ -28,7 +28,11 @@ def task_dirs() -> list[Path]:
 
 def cache_dir() -> Path:
     """A per-user cache outside any checkout (local model builds, downloads)."""
-    base = os.environ.get("AGENTRUN_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = (
+        os.environ.get("AGENTRUN_CACHE_DIR")
+        or os.environ.get("XDG_CACHE_HOME")
+        or str(Path.home() / ".cache")
+    )
     path = Path(base) / "agentrun" if "AGENTRUN_CACHE_DIR" not in os.environ else Path(base)
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agentrun.agent import Agent, Limits, RunStats
-from agentrun.errors import AgentrunError
+from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
 from agentrun.observer import NullObserver, RunObserver
@@ -195,7 +195,9 @@ def _oracle(task: TaskSpec, sandbox: Any) -> str:
 OnTurn = Callable[[int, Completion, RunStats], None]
 
 
-def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callable[[str], None] | None = None) -> RunResult:
+def run_task(
+    config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callable[[str], None] | None = None
+) -> RunResult:
     """Run one task end to end and write ``results/<run-id>/``; never loses what was done."""
     from agentrun.model import OpenAIModel
     from agentrun.sandbox.docker import DockerSandbox
@@ -208,13 +210,22 @@ def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callab
     run_dir = (config.results_dir / run_id).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     result = RunResult(
-        run_id=run_id, task=task.name, mode=config.mode, agent=config.agent, model="", seed=config.seed,
-        faults=config.faults, started_at=time.time(), results_path=str(run_dir),
+        run_id=run_id,
+        task=task.name,
+        mode=config.mode,
+        agent=config.agent,
+        model="",
+        seed=config.seed,
+        faults=config.faults,
+        started_at=time.time(),
+        results_path=str(run_dir),
         network=task.config.environment.allow_internet,
     )
     image = ensure_task_image(task, base_image=config.base_image, on_log=log)
     result.image = image
-    trajectory = Trajectory(run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key])
+    trajectory = Trajectory(
+        run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key]
+    )
     settings = task.config.agentrun
     started = time.monotonic()
     observer: RunObserver = NullObserver()
@@ -226,17 +237,32 @@ def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callab
                 base_url, model_name, label = stack.enter_context(model_endpoint(config, task))
             result.model, result.model_label, result.base_url = model_name, label, base_url
             observer = _make_observer(config, run_dir, run_id, model_name)
-            ids = observer.run_started(run_id=run_id, task=task.name, mode=config.mode, model=model_name,
-                                       base_url=base_url or "")
+            ids = observer.run_started(
+                run_id=run_id, task=task.name, mode=config.mode, model=model_name, base_url=base_url or ""
+            )
             result.trace_id = ids.get("trace_id")
-            trajectory.append("run_start", task=task.name, model=model_name, model_label=label, base_url=base_url,
-                              image=image, agent=config.agent, seed=config.seed, faults=config.faults, **ids)
+            trajectory.append(
+                "run_start",
+                task=task.name,
+                model=model_name,
+                model_label=label,
+                base_url=base_url,
+                image=image,
+                agent=config.agent,
+                seed=config.seed,
+                faults=config.faults,
+                **ids,
+            )
             log(f"run {run_id}: {task.name}, {config.mode} mode, {label}")
             sandbox = stack.enter_context(
                 DockerSandbox.start(
-                    image, run_id=run_id, network=task.config.environment.allow_internet,
-                    cpus=task.config.environment.cpus, memory_mb=task.config.environment.memory_mb,
-                    pids_limit=settings.pids_limit, workspace=run_dir / "workspace",
+                    image,
+                    run_id=run_id,
+                    network=task.config.environment.allow_internet,
+                    cpus=task.config.environment.cpus,
+                    memory_mb=task.config.environment.memory_mb,
+                    pids_limit=settings.pids_limit,
+                    workspace=run_dir / "workspace",
                 )
             )
             if config.agent == "oracle":
@@ -244,14 +270,27 @@ def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callab
             else:
                 model = OpenAIModel(base_url or "", model_name, api_key=config.api_key)
                 limits = Limits(
-                    max_turns=config.max_turns or settings.max_turns, max_tokens_total=settings.max_tokens_total,
-                    max_wall_s=task.config.agent.timeout_sec, max_tokens_per_turn=settings.max_tokens_per_turn,
+                    max_turns=config.max_turns or settings.max_turns,
+                    max_tokens_total=settings.max_tokens_total,
+                    max_wall_s=task.config.agent.timeout_sec,
+                    max_tokens_per_turn=settings.max_tokens_per_turn,
                 )
-                agent = Agent(model, sandbox, builtin_specs(), mode=config.mode, limits=limits,
-                              trajectory=trajectory, observer=observer, on_turn=on_turn,
-                              temperature=config.temperature)
+                agent = Agent(
+                    model,
+                    sandbox,
+                    builtin_specs(),
+                    mode=config.mode,
+                    limits=limits,
+                    trajectory=trajectory,
+                    observer=observer,
+                    on_turn=on_turn,
+                    temperature=config.temperature,
+                )
                 stats = agent.stats
-                result.stop_reason = agent.run(task.instruction)
+                try:
+                    result.stop_reason = agent.run(task.instruction)
+                except ModelAPIError as exc:  # graded all the same: the work done so far counts
+                    result.stop_reason, result.error = "model_error", str(exc)
             sandbox.commit("final state")
             _grade_into(result, task, sandbox, observer, trajectory)
             (run_dir / "workspace.patch").write_text(sandbox.diff())
@@ -262,9 +301,11 @@ def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callab
     except KeyboardInterrupt:
         result.stop_reason, result.error = "interrupted", "interrupted by the user (Ctrl-C or SIGTERM)"
         raise
-    except AgentrunError as exc:
-        result.stop_reason, result.error = "error", f"{type(exc).__name__}: {exc}"
+    except UserError:
+        result.stop_reason = "error"
         raise
+    except AgentrunError as exc:  # the run broke (model API, sandbox): recorded, not raised
+        result.stop_reason, result.error = "error", f"{type(exc).__name__}: {exc}"
     finally:
         _apply_stats(result, stats)
         result.timings = _timing_summary(stats.completions, time.monotonic() - started)
@@ -276,7 +317,9 @@ def run_task(config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callab
     return result
 
 
-def _grade_into(result: RunResult, task: TaskSpec, sandbox: Any, observer: RunObserver, trajectory: Trajectory) -> None:
+def _grade_into(
+    result: RunResult, task: TaskSpec, sandbox: Any, observer: RunObserver, trajectory: Trajectory
+) -> None:
     observer.grading_started()
     outcome: Grade | None = None
     try:
@@ -285,5 +328,9 @@ def _grade_into(result: RunResult, task: TaskSpec, sandbox: Any, observer: RunOb
         hidden = outcome.hidden_tests if outcome else Tally()
         own = outcome.own_tests if outcome else Tally()
         observer.grading_finished(hidden=hidden, own=own)
-    result.hidden_tests, result.own_tests, result.reward = outcome.hidden_tests, outcome.own_tests, outcome.reward
+    result.hidden_tests, result.own_tests, result.reward = (
+        outcome.hidden_tests,
+        outcome.own_tests,
+        outcome.reward,
+    )
     trajectory.append("grading", grade=outcome)

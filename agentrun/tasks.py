@@ -109,7 +109,9 @@ def load_task(name_or_path: str) -> TaskSpec:
     if not (path / "task.toml").is_file():
         found = [d / name_or_path for d in task_dirs() if (d / name_or_path / "task.toml").is_file()]
         if not found:
-            raise TaskError(f"unknown task {name_or_path!r}; known tasks: {', '.join(list_tasks()) or 'none'}")
+            raise TaskError(
+                f"unknown task {name_or_path!r}; known tasks: {', '.join(list_tasks()) or 'none'}"
+            )
         path = found[0]
     return _load_folder(path.resolve())
 
@@ -128,4 +130,6 @@ def _load_folder(path: Path) -> TaskSpec:
     for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
         if not (path / required).is_file():
             raise TaskError(f"task {path.name!r} is missing {required}")
-    return TaskSpec(name=path.name, path=path, instruction=(path / "instruction.md").read_text(), config=config)
+    return TaskSpec(
+        name=path.name, path=path, instruction=(path / "instruction.md").read_text(), config=config
+    )

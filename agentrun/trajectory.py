@@ -45,7 +45,13 @@ class Trajectory:
         """Write one event line now (flushed), with run id, mode and sequence number."""
         with self._lock:
             self._seq += 1
-            line = {"seq": self._seq, "ts": time.time(), "run_id": self.run_id, "mode": self.mode, "event": event}
+            line = {
+                "seq": self._seq,
+                "ts": time.time(),
+                "run_id": self.run_id,
+                "mode": self.mode,
+                "event": event,
+            }
             line.update(_jsonable(fields))
             text = json.dumps(line, ensure_ascii=False)
             for secret in self._secrets:

@@ -50,11 +50,20 @@ def summary_table(result: RunResult) -> Table:
         ("stop reason", result.stop_reason + (f" ({result.error})" if result.error else "")),
         ("hidden tests", f"{result.hidden_tests.passed}/{result.hidden_tests.total} passed"),
         ("own tests", f"{result.own_tests.passed}/{result.own_tests.total} passed"),
-        ("turns / requests", f"{result.turns} / {result.requests} (retries {result.retries}, re-asks {result.reasks})"),
-        ("tool calls", f"{result.tool_calls.total} (ok {result.tool_calls.ok}, failed {result.tool_calls.failed})"),
+        (
+            "turns / requests",
+            f"{result.turns} / {result.requests} (retries {result.retries}, re-asks {result.reasks})",
+        ),
+        (
+            "tool calls",
+            f"{result.tool_calls.total} (ok {result.tool_calls.ok}, failed {result.tool_calls.failed})",
+        ),
         ("repairs", ", ".join(f"{k} {v}" for k, v in sorted(result.tool_calls.repaired.items())) or "none"),
-        ("tokens", f"prompt {result.usage.prompt_tokens}, completion {result.usage.completion_tokens}, "
-                   f"cached {result.usage.cached_tokens if result.usage.cached_tokens is not None else '-'}"),
+        (
+            "tokens",
+            f"prompt {result.usage.prompt_tokens}, completion {result.usage.completion_tokens}, "
+            f"cached {result.usage.cached_tokens if result.usage.cached_tokens is not None else '-'}",
+        ),
         ("wall time", f"{result.timings.wall_s:.1f}s (model {result.timings.model_time_s:.1f}s)"),
         ("results", result.results_path),
     ]
@@ -80,23 +89,40 @@ def register(app: typer.Typer) -> None:
     def task_cmd(
         name: Annotated[str, typer.Argument(help="task name (see `agentrun tasks`) or a task folder")],
         mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
-        base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL; default: embedded replay model")] = None,
-        model: Annotated[str | None, typer.Option(help="model name; 'local' starts the local CPU model")] = None,
-        api_key: Annotated[str | None, typer.Option(envvar="AGENTRUN_API_KEY", help="API key (or AGENTRUN_API_KEY / OPENAI_API_KEY)")] = None,
+        base_url: Annotated[
+            str | None, typer.Option(help="OpenAI-compatible base URL; default: embedded replay model")
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="model name; 'local' starts the local CPU model")
+        ] = None,
+        api_key: Annotated[
+            str | None,
+            typer.Option(envvar="AGENTRUN_API_KEY", help="API key (or AGENTRUN_API_KEY / OPENAI_API_KEY)"),
+        ] = None,
         results: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
-        agent: Annotated[str, typer.Option(help="model | oracle (apply the reference solution, no model)")] = "model",
+        agent: Annotated[
+            str, typer.Option(help="model | oracle (apply the reference solution, no model)")
+        ] = "model",
         seed: int = 0,
-        faults: Annotated[float, typer.Option(help="replay model only: rate of injected tool-call faults")] = 0.0,
+        faults: Annotated[
+            float, typer.Option(help="replay model only: rate of injected tool-call faults")
+        ] = 0.0,
         fault_mix: Annotated[str, typer.Option(help="replay model only: deepseek | qwen | mixed")] = "mixed",
         temperature: float | None = None,
         max_turns: int | None = None,
         base_image: Annotated[str | None, typer.Option(help="base image for sandbox builds")] = None,
-        server_metrics: Annotated[str | None, typer.Option(help="the server's Prometheus /metrics URL")] = None,
+        server_metrics: Annotated[
+            str | None, typer.Option(help="the server's Prometheus /metrics URL")
+        ] = None,
         otlp_endpoint: str | None = None,
         otlp_protocol: Annotated[str | None, typer.Option(help="http/protobuf | grpc")] = None,
         capture_content: bool = False,
-        replay_ttft: Annotated[float, typer.Option(help="replay model: delay before the first token (s)")] = 0.0,
-        replay_token_delay: Annotated[float, typer.Option(help="replay model: delay between tokens (s)")] = 0.0,
+        replay_ttft: Annotated[
+            float, typer.Option(help="replay model: delay before the first token (s)")
+        ] = 0.0,
+        replay_token_delay: Annotated[
+            float, typer.Option(help="replay model: delay between tokens (s)")
+        ] = 0.0,
     ) -> None:
         """Run one task in a Docker sandbox and grade it with its hidden tests."""
         if mode not in ("direct", "corrected"):
@@ -106,11 +132,24 @@ def register(app: typer.Typer) -> None:
         if base_url and not model:
             raise UserError("--base-url needs --model NAME (the served model's name)")
         config = RunConfig(
-            task=name, mode=mode, agent=agent, base_url=base_url, model=model,  # type: ignore[arg-type]
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY", results_dir=results, seed=seed,
-            faults=faults, fault_mix=fault_mix, temperature=temperature, max_turns=max_turns,
-            base_image=base_image, server_metrics=server_metrics, otlp_endpoint=otlp_endpoint,
-            otlp_protocol=otlp_protocol, capture_content=capture_content, replay_ttft=replay_ttft,
+            task=name,
+            mode=mode,
+            agent=agent,
+            base_url=base_url,
+            model=model,  # type: ignore[arg-type]
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            results_dir=results,
+            seed=seed,
+            faults=faults,
+            fault_mix=fault_mix,
+            temperature=temperature,
+            max_turns=max_turns,
+            base_image=base_image,
+            server_metrics=server_metrics,
+            otlp_endpoint=otlp_endpoint,
+            otlp_protocol=otlp_protocol,
+            capture_content=capture_content,
+            replay_ttft=replay_ttft,
             replay_token_delay=replay_token_delay,
         )
         _sigterm_as_interrupt()
@@ -122,3 +161,63 @@ def register(app: typer.Typer) -> None:
         Console().print(summary_table(result))
         if not result.passed:
             raise typer.Exit(1)
+
+    @app.command("compare")
+    def compare_cmd(
+        name: Annotated[str, typer.Argument(help="task name or folder")],
+        trials: Annotated[int, typer.Option(min=1, help="trials per mode (seeds SEED, SEED+1, ...)")] = 3,
+        seed: int = 0,
+        results: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
+        base_url: Annotated[
+            str | None, typer.Option(help="OpenAI-compatible base URL; default: embedded replay model")
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="model name; 'local' starts the local CPU model")
+        ] = None,
+        api_key: Annotated[str | None, typer.Option(envvar="AGENTRUN_API_KEY")] = None,
+        faults: Annotated[
+            float | None, typer.Option(help="replay model: fault rate (default 0.2 on the replay model)")
+        ] = None,
+        fault_mix: Annotated[str, typer.Option(help="replay model: deepseek | qwen | mixed")] = "mixed",
+        temperature: float | None = None,
+        max_turns: int | None = None,
+        base_image: str | None = None,
+        otlp_endpoint: str | None = None,
+        otlp_protocol: str | None = None,
+    ) -> None:
+        """Run direct and corrected mode on the same seeds and print one table."""
+        from agentrun.compare import comparison_table, run_comparison
+
+        if base_url and not model:
+            raise UserError("--base-url needs --model NAME (the served model's name)")
+        base = RunConfig(
+            task=name,
+            base_url=base_url,
+            model=model,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            results_dir=results,
+            seed=seed,
+            faults=faults or 0.0,
+            fault_mix=fault_mix,
+            temperature=temperature,
+            max_turns=max_turns,
+            base_image=base_image,
+            otlp_endpoint=otlp_endpoint,
+            otlp_protocol=otlp_protocol,
+        )
+        load_task(name)  # fail fast on an unknown task
+        _sigterm_as_interrupt()
+
+        def each(r: RunResult) -> None:
+            console.print(
+                f"[bold]{r.mode:9s}[/bold] seed {r.seed}: hidden {r.hidden_tests.passed}/{r.hidden_tests.total}, "
+                f"{r.turns} turns, {r.tool_calls.total} calls, stop {r.stop_reason}"
+            )
+
+        try:
+            comparison, folder = run_comparison(base, trials=trials, on_run=each, on_log=lambda m: None)
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted: sandboxes removed, finished runs kept[/yellow]")
+            sys.exit(130)
+        Console().print(comparison_table(comparison))
+        Console().print(f"compare.json: {folder / 'compare.json'}")

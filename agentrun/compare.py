@@ -1,0 +1,138 @@
+"""``direct`` vs ``corrected`` on the same task and seeds, side by side.
+
+Each trial runs both modes with the same seed (so the replay model injects the same
+faults), results land in one folder with ``compare.json``, and the table shows medians
+over trials. On the embedded replay model faults are injected by default, since without
+them both modes see the same clean calls.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from rich.table import Table
+
+from agentrun.runner import RunConfig, RunResult, run_task
+
+MODES = ("direct", "corrected")
+DEFAULT_REPLAY_FAULTS = 0.2
+
+
+class ModeSummary(BaseModel):
+    """Medians over trials for one mode."""
+
+    trials: int
+    fully_passed: int = Field(description="trials with 100% of hidden tests passed")
+    hidden_passed_median: float
+    hidden_total: int
+    own_passed_median: float
+    own_total_median: float
+    turns_median: float
+    tool_calls_median: float
+    tool_ok_median: float
+    tool_failed_median: float
+    repaired_median: dict[str, float]
+    tokens_median: float
+    wall_s_median: float
+    stop_reasons: dict[str, int]
+
+
+class Comparison(BaseModel):
+    task: str
+    model_label: str
+    seeds: list[int]
+    faults: float
+    fault_mix: str
+    modes: dict[str, ModeSummary]
+    runs: list[RunResult]
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values)) if values else 0.0
+
+
+def summarize(results: list[RunResult]) -> ModeSummary:
+    kinds = sorted({k for r in results for k in r.tool_calls.repaired})
+    reasons: dict[str, int] = {}
+    for r in results:
+        reasons[r.stop_reason] = reasons.get(r.stop_reason, 0) + 1
+    return ModeSummary(
+        trials=len(results),
+        fully_passed=sum(r.passed for r in results),
+        hidden_passed_median=_median([r.hidden_tests.passed for r in results]),
+        hidden_total=max((r.hidden_tests.total for r in results), default=0),
+        own_passed_median=_median([r.own_tests.passed for r in results]),
+        own_total_median=_median([r.own_tests.total for r in results]),
+        turns_median=_median([r.turns for r in results]),
+        tool_calls_median=_median([r.tool_calls.total for r in results]),
+        tool_ok_median=_median([r.tool_calls.ok for r in results]),
+        tool_failed_median=_median([r.tool_calls.failed for r in results]),
+        repaired_median={k: _median([r.tool_calls.repaired.get(k, 0) for r in results]) for k in kinds},
+        tokens_median=_median([r.usage.total_tokens for r in results]),
+        wall_s_median=_median([r.timings.wall_s for r in results]),
+        stop_reasons=reasons,
+    )
+
+
+def run_comparison(
+    base: RunConfig, *, trials: int, on_run: Callable[[RunResult], None] | None = None, **run_kwargs: object
+) -> tuple[Comparison, Path]:
+    """Run both modes ``trials`` times (seeds base.seed, base.seed+1, ...); write compare.json."""
+    folder = (base.results_dir / f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}").resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    faults = base.faults
+    if base.base_url is None and base.model is None and faults == 0.0:
+        faults = DEFAULT_REPLAY_FAULTS
+    seeds = [base.seed + i for i in range(trials)]
+    runs: list[RunResult] = []
+    for seed in seeds:
+        for mode in MODES:
+            config = base.model_copy(
+                update={"mode": mode, "seed": seed, "faults": faults, "results_dir": folder}
+            )
+            result = run_task(config, **run_kwargs)  # type: ignore[arg-type]
+            runs.append(result)
+            if on_run:
+                on_run(result)
+    comparison = Comparison(
+        task=base.task,
+        model_label=runs[0].model_label if runs else "",
+        seeds=seeds,
+        faults=faults,
+        fault_mix=base.fault_mix,
+        modes={m: summarize([r for r in runs if r.mode == m]) for m in MODES},
+        runs=runs,
+    )
+    (folder / "compare.json").write_text(json.dumps(comparison.model_dump(mode="json"), indent=2))
+    return comparison, folder
+
+
+def comparison_table(c: Comparison) -> Table:
+    title = f"{c.task}: direct vs corrected, {len(c.seeds)} trial(s), medians — {c.model_label}"
+    table = Table(title=title)
+    table.add_column("")
+    for mode in MODES:
+        table.add_column(mode, justify="right")
+    d, k = c.modes["direct"], c.modes["corrected"]
+
+    def row(name: str, fn: Callable[[ModeSummary], str]) -> None:
+        table.add_row(name, fn(d), fn(k))
+
+    row("hidden tests passed", lambda s: f"{s.hidden_passed_median:g}/{s.hidden_total}")
+    row("trials 100% passed", lambda s: f"{s.fully_passed}/{s.trials}")
+    row("own tests passed", lambda s: f"{s.own_passed_median:g}/{s.own_total_median:g}")
+    row("turns", lambda s: f"{s.turns_median:g}")
+    row("tool calls", lambda s: f"{s.tool_calls_median:g}")
+    row("  valid (ran ok)", lambda s: f"{s.tool_ok_median:g}")
+    row("  failed (error result)", lambda s: f"{s.tool_failed_median:g}")
+    for kind in sorted(set(d.repaired_median) | set(k.repaired_median)):
+        row(f"  repaired: {kind}", lambda s, kind=kind: f"{s.repaired_median.get(kind, 0):g}")
+    row("tokens", lambda s: f"{s.tokens_median:g}")
+    row("wall time (s)", lambda s: f"{s.wall_s_median:.1f}")
+    row("stop reasons", lambda s: ", ".join(f"{r} {n}" for r, n in sorted(s.stop_reasons.items())))
+    return table
