@@ -1,0 +1,59 @@
+from pathlib import Path
+
+import pytest
+
+from agentrun.errors import TaskError
+from agentrun.tasks import list_tasks, load_task
+
+
+def make_task(root: Path, toml: str) -> Path:
+    task = root / "demo"
+    (task / "environment").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "instruction.md").write_text("# Demo\nDo it.")
+    (task / "environment" / "Dockerfile").write_text("FROM scratch\n")
+    (task / "tests" / "test.sh").write_text("true\n")
+    (task / "task.toml").write_text(toml)
+    return task
+
+
+def test_builtin_tasks_load():
+    assert "todo-cli" in list_tasks()
+    task = load_task("todo-cli")
+    assert task.config.agentrun.own_tests_command
+    assert task.config.environment.allow_internet is False
+    assert (task.solution_dir / "solve.sh").is_file()
+
+
+def test_unknown_task_lists_known_ones():
+    with pytest.raises(TaskError, match="todo-cli"):
+        load_task("no-such-task")
+
+
+def test_bad_field_is_named(tmp_path):
+    task = make_task(tmp_path, "[agentrun]\nmax_turns = -3\n")
+    with pytest.raises(TaskError, match="agentrun.max_turns"):
+        load_task(str(task))
+
+
+def test_unknown_agentrun_key_is_refused_but_harbor_extras_allowed(tmp_path):
+    task = make_task(tmp_path, '[environment]\ngpu_types = ["H100"]\n[agentrun]\nmax_turnz = 3\n')
+    with pytest.raises(TaskError, match="max_turnz"):
+        load_task(str(task))
+
+
+def test_invalid_toml_and_missing_parts(tmp_path):
+    task = make_task(tmp_path, "version = \n")
+    with pytest.raises(TaskError, match="not valid TOML"):
+        load_task(str(task))
+    (task / "task.toml").write_text('version = "1.0"\n')
+    (task / "tests" / "test.sh").unlink()
+    with pytest.raises(TaskError, match="tests/test.sh"):
+        load_task(str(task))
+
+
+def test_user_tasks_dir_env(tmp_path, monkeypatch):
+    make_task(tmp_path, 'version = "1.0"\n')
+    monkeypatch.setenv("AGENTRUN_TASKS_DIR", str(tmp_path))
+    assert "demo" in list_tasks()
+    assert load_task("demo").instruction.startswith("# Demo")
