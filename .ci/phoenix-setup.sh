@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create (or reuse) the Arize Phoenix venv used as a real OTLP collector by the telemetry
+# integration tests. Phoenix lives in its own venv because its dependency tree is heavy and
+# pinned; the test venv only needs the OpenTelemetry SDK and exporters.
+#
+#   bash .ci/phoenix-setup.sh            # prints the venv's python on the last line
+#   AGENTRUN_PHOENIX_VENV=/path ...      # choose the venv location
+#
+# The tests find the same venv through AGENTRUN_PHOENIX_VENV (default below) or PHOENIX_PY.
+set -euo pipefail
+
+venv="${AGENTRUN_PHOENIX_VENV:-$HOME/.cache/agentrun-test/phoenix-venv}"
+spec="${AGENTRUN_PHOENIX_SPEC:-arize-phoenix==20.26.1}"
+python="${PYTHON:-python3}"
+
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import phoenix.server.main" 2>/dev/null; then
+  echo "phoenix venv ready: $venv" >&2
+else
+  echo "creating phoenix venv at $venv ($spec); this takes a minute or two" >&2
+  rm -rf "$venv"
+  mkdir -p "$(dirname "$venv")"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$spec"
+  "$venv/bin/python" -c "import phoenix.server.main"
+fi
+echo "$venv/bin/python"
