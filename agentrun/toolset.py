@@ -7,9 +7,19 @@ derived from the typed functions in ``tools/builtin.py`` (one definition, two si
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from agentrun.errors import ToolErrorKind
+from agentrun.paths import data_dir
 
 
 class ToolSpec(BaseModel):
@@ -35,3 +45,213 @@ class ToolSpec(BaseModel):
             description=fn.get("description", ""),
             parameters=fn.get("parameters") or {"type": "object", "properties": {}},
         )
+
+
+# --- agentrun's own tools, from tools/builtin.py ---------------------------------------
+
+SANDBOX_TOOLS_MODULE = "agentrun_sandbox_tools"
+
+
+class ArgumentError(ValueError):
+    """Tool arguments the model sent do not fit the tool; the message is written for the model.
+
+    ``kind`` is the ``ToolErrorKind`` to report: "validation", or "unknown_tool".
+    """
+
+    def __init__(self, message: str, *, tool: str, kind: ToolErrorKind = "validation") -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.kind: ToolErrorKind = kind
+
+
+def load_builtin_module() -> ModuleType:
+    """Import ``tools/builtin.py`` under a private module name (never a top-level ``tools``)."""
+    cached = sys.modules.get(SANDBOX_TOOLS_MODULE)
+    if cached is not None:
+        return cached
+    path = data_dir("tools") / "builtin.py"
+    spec = importlib.util.spec_from_file_location(SANDBOX_TOOLS_MODULE, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - only if the file vanished
+        raise FileNotFoundError(path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[SANDBOX_TOOLS_MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[SANDBOX_TOOLS_MODULE]
+        raise
+    return module
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {parameter: description}).
+
+    The description is the first paragraph, joined to one line; ``Args:`` entries may wrap
+    onto indented continuation lines.
+    """
+    text = inspect.cleandoc(doc or "")
+    description = " ".join(text.split("\n\n", 1)[0].split())
+    params: dict[str, str] = {}
+    in_args, current, entry_indent = False, None, None
+    for line in text.splitlines():
+        stripped, indent = line.strip(), len(line) - len(line.lstrip())
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            in_args = True
+        elif in_args and stripped and indent == 0:
+            break  # the next section (Returns:, Raises:, ...)
+        elif in_args and stripped:
+            match = re.match(r"(\w+)\s*(?:\([^)]*\))?:\s*(.*)$", stripped)
+            if match and indent == (entry_indent or indent):
+                entry_indent, current = indent, match.group(1)
+                params[current] = match.group(2)
+            elif current:
+                params[current] = f"{params[current]} {stripped}"
+    return description, params
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's ``title`` keywords (noise in a prompt), keeping properties named "title"."""
+    if isinstance(schema, list):
+        return [_strip_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = _strip_titles(value)
+    return out
+
+
+def arguments_model(fn: Callable[..., Any]) -> type[BaseModel]:
+    """A pydantic model of ``fn``'s parameters: types from the signature, descriptions from the docstring."""
+    _, docs = parse_docstring(fn.__doc__)
+    hints = get_type_hints(fn)
+    fields: dict[str, Any] = {}
+    for name, param in inspect.signature(fn).parameters.items():
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hints.get(name, Any), Field(default, description=docs.get(name)))
+    return create_model(fn.__name__, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def spec_from_function(fn: Callable[..., Any]) -> ToolSpec:
+    """The ToolSpec the model is offered for one typed, documented function."""
+    description, _ = parse_docstring(fn.__doc__)
+    schema = _strip_titles(arguments_model(fn).model_json_schema())
+    return ToolSpec(name=fn.__name__, description=description, parameters=schema)
+
+
+@functools.cache
+def _builtin() -> tuple[tuple[ToolSpec, ...], dict[str, type[BaseModel]]]:
+    functions = load_builtin_module().TOOLS
+    specs = tuple(spec_from_function(fn) for fn in functions)
+    return specs, {fn.__name__: arguments_model(fn) for fn in functions}
+
+
+def builtin_specs() -> list[ToolSpec]:
+    """Specs of the tools in ``tools/builtin.py``, in the order of its ``TOOLS`` list."""
+    return list(_builtin()[0])
+
+
+def validate_arguments(
+    spec_or_name: ToolSpec | str, args: dict[str, Any], *, strict: bool = True
+) -> dict[str, Any]:
+    """Check ``args`` against a tool's parameters; return them (as given) or raise ``ArgumentError``.
+
+    ``strict`` (the default) takes JSON types as they are: "5" is not an integer. Coercing
+    such values is a repair, and the repair pipeline records it. For a ``ToolSpec`` that is
+    not one of ours (from any OpenAI ``tools`` array), required and unknown names and the
+    JSON types of top-level properties are checked.
+    """
+    name = spec_or_name if isinstance(spec_or_name, str) else spec_or_name.name
+    models = _builtin()[1]
+    if not isinstance(args, dict):
+        raise ArgumentError(f"{name}: arguments must be a JSON object, got {type(args).__name__}", tool=name)
+    if name in models:
+        try:
+            models[name].model_validate(args, strict=strict)
+        except ValidationError as exc:
+            raise ArgumentError(f"{name}: {_explain(exc, models[name])}", tool=name) from None
+        return dict(args)
+    if isinstance(spec_or_name, str):
+        known = ", ".join(models)
+        raise ArgumentError(f"unknown tool {name!r}; available: {known}", tool=name, kind="unknown_tool")
+    problem = _check_json_schema(spec_or_name.parameters, args)
+    if problem:
+        raise ArgumentError(f"{name}: {problem}", tool=name)
+    return dict(args)
+
+
+def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
+    schema = model.model_json_schema()["properties"]
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "arguments"
+        expected = _type_words(schema.get(str(error["loc"][0]), {})) if error["loc"] else "an object"
+        if error["type"] == "missing":
+            problems.append(f"missing required argument {field!r} ({expected})")
+        elif error["type"] == "extra_forbidden":
+            problems.append(f"unexpected argument {field!r}; this tool takes: {', '.join(schema)}")
+        else:
+            problems.append(
+                f"argument {field!r} should be {expected}, got {error['input']!r} ({error['msg']})"
+            )
+    return "; ".join(problems)
+
+
+_JSON_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _type_words(schema: dict[str, Any]) -> str:
+    options = schema.get("anyOf") or [schema]
+    words = [
+        _JSON_WORDS.get(str(option.get("type")), str(option.get("type", "any value"))) for option in options
+    ]
+    return " or ".join(words)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def _check_json_schema(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
+    properties = schema.get("properties", {})
+    missing = [key for key in schema.get("required", []) if key not in args]
+    if missing:
+        return f"missing required argument {missing[0]!r} ({_type_words(properties.get(missing[0], {}))})"
+    for key, value in args.items():
+        if key not in properties:
+            if schema.get("additionalProperties") is False:
+                return f"unexpected argument {key!r}; this tool takes: {', '.join(properties)}"
+            continue
+        options = properties[key].get("anyOf") or [properties[key]]
+        types = [option.get("type") for option in options]
+        if any(t is None for t in types):
+            continue
+        flat = [t for entry in types for t in (entry if isinstance(entry, list) else [entry])]
+        fits = any(
+            isinstance(value, _JSON_TYPES.get(t, object))
+            and not (isinstance(value, bool) and t in ("integer", "number"))
+            for t in flat
+        )
+        if not fits:
+            return f"argument {key!r} should be {_type_words(properties[key])}, got {value!r}"
+    return None

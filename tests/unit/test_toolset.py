@@ -1,0 +1,120 @@
+"""Tool specs derived from tools/builtin.py, and argument validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentrun.toolset import (
+    ArgumentError,
+    ToolSpec,
+    builtin_specs,
+    load_builtin_module,
+    parse_docstring,
+    spec_from_function,
+    validate_arguments,
+)
+
+
+def by_name() -> dict[str, ToolSpec]:
+    return {spec.name: spec for spec in builtin_specs()}
+
+
+def test_every_builtin_tool_has_a_spec_in_order() -> None:
+    names = [spec.name for spec in builtin_specs()]
+    assert names == ["read_file", "write_file", "edit_file", "list_files", "search", "run_shell"]
+    assert names == [fn.__name__ for fn in load_builtin_module().TOOLS]
+
+
+def test_schema_comes_from_signature_and_docstring() -> None:
+    spec = by_name()["read_file"]
+    assert spec.description == "Read a text file from the workspace, whole or a range of lines."
+    params = spec.parameters
+    assert params["type"] == "object" and params["required"] == ["path"]
+    assert params["additionalProperties"] is False
+    assert params["properties"]["path"]["type"] == "string"
+    assert params["properties"]["path"]["description"].startswith("File path, relative")
+    start = params["properties"]["start_line"]
+    assert start["anyOf"] == [{"type": "integer"}, {"type": "null"}] and start["default"] is None
+    shell = by_name()["run_shell"].parameters["properties"]["timeout"]
+    assert shell["type"] == "number" and shell["default"] == 120
+    assert "title" not in str(builtin_specs())
+
+
+def test_spec_round_trips_through_openai_format() -> None:
+    for spec in builtin_specs():
+        assert ToolSpec.from_openai(spec.to_openai()) == spec
+
+
+def test_docstring_parsing_handles_wrapped_args() -> None:
+    def tool(title: str, count: int = 2) -> str:
+        """Do a thing.
+
+        More words that are not the description.
+
+        Args:
+            title: The title,
+                wrapped onto a second line.
+            count (int): How many.
+
+        Returns:
+            Something.
+        """
+        return title * count
+
+    description, params = parse_docstring(tool.__doc__)
+    assert description == "Do a thing."
+    assert params == {"title": "The title, wrapped onto a second line.", "count": "How many."}
+    schema = spec_from_function(tool).parameters
+    assert schema["properties"]["title"] == {
+        "description": "The title, wrapped onto a second line.",
+        "type": "string",
+    }
+
+
+def test_valid_arguments_pass_unchanged() -> None:
+    args = {"path": "a.py", "start_line": 3}
+    assert validate_arguments("read_file", args) == args
+    assert validate_arguments(by_name()["run_shell"], {"command": "ls", "timeout": 5}) == {
+        "command": "ls",
+        "timeout": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "words"),
+    [
+        ("read_file", {}, ["missing required argument 'path'", "a string"]),
+        ("read_file", {"path": "a", "start_line": "3"}, ["'start_line'", "an integer or null", "'3'"]),
+        ("write_file", {"path": "a", "content": 5}, ["'content'", "a string"]),
+        ("run_shell", {"command": "ls", "cwd": "/"}, ["unexpected argument 'cwd'", "command, timeout"]),
+        ("run_shell", {"command": "ls", "timeout": "fast"}, ["'timeout'", "a number"]),
+    ],
+)
+def test_validation_error_names_field_and_expectation(name: str, args: dict, words: list[str]) -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_arguments(name, args)
+    assert info.value.kind == "validation" and info.value.tool == name
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_unknown_tool_lists_the_valid_ones() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_arguments("reed_file", {})
+    assert info.value.kind == "unknown_tool" and "read_file, write_file" in str(info.value)
+
+
+def test_foreign_spec_checks_required_and_types() -> None:
+    spec = ToolSpec(
+        name="lookup",
+        parameters={
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+            "required": ["q"],
+        },
+    )
+    assert validate_arguments(spec, {"q": "x", "n": 2, "extra": 1}) == {"q": "x", "n": 2, "extra": 1}
+    with pytest.raises(ArgumentError, match="missing required argument 'q'"):
+        validate_arguments(spec, {"n": 2})
+    with pytest.raises(ArgumentError, match="'n' should be an integer"):
+        validate_arguments(spec, {"q": "x", "n": True})

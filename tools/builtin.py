@@ -1,0 +1,441 @@
+"""The tools the model can call. Stdlib only: this file runs INSIDE the sandbox.
+
+Each tool is one typed function. The host derives the JSON schema it offers the model
+from the signature and the docstring (first paragraph = description, ``Args:`` = one
+line per parameter), so what the model sees and what runs are one definition.
+
+Every path stays inside the workspace (``AGENTRUN_WORKSPACE``, default ``/workspace``):
+relative paths are taken from it, and ``..`` or a symlink that leads out is refused.
+A failure raises ``ToolFailure(kind, message)``; ``kind`` is one of agentrun's
+``ToolErrorKind`` strings, and the message is written for the model to act on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+MAX_OUTPUT_BYTES = int(os.environ.get("AGENTRUN_MAX_OUTPUT_BYTES", "30000"))
+MAX_READ_BYTES = int(os.environ.get("AGENTRUN_MAX_READ_BYTES", "200000"))
+MAX_LIST_ENTRIES = 1000
+MAX_SEARCH_MATCHES = 200
+MAX_SEARCH_LINE = 300
+MAX_SEARCH_FILE_BYTES = 2_000_000
+SKIP_DIRS = frozenset({".git"})
+# After a command exits, how long its leftover background processes may keep writing.
+EXIT_GRACE_S = 0.3
+
+
+class ToolFailure(Exception):
+    """A tool refused or failed; ``kind`` is an agentrun ``ToolErrorKind`` string."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool result with more than text: the shell's exit code and whether output was cut."""
+
+    text: str
+    exit_code: int | None = None
+    truncated: bool = False
+
+
+# --- paths -----------------------------------------------------------------------------
+
+
+def workspace() -> str:
+    """The workspace root, resolved (symlinks followed)."""
+    return os.path.realpath(os.environ.get("AGENTRUN_WORKSPACE", "/workspace"))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def resolve(path: str) -> str:
+    """Turn a tool's path argument into an absolute path inside the workspace, or refuse."""
+    root = workspace()
+    if not isinstance(path, str) or not path.strip():
+        raise ToolFailure("validation", "path must be a non-empty string")
+    if "\x00" in path:
+        raise ToolFailure("validation", "path must not contain NUL bytes")
+    joined = os.path.normpath(os.path.join(root, path))
+    if not _inside(joined, root):
+        raise ToolFailure("path", f"{path!r} is outside the workspace {root}; use paths inside it")
+    real = os.path.realpath(joined)
+    if not _inside(real, root):
+        raise ToolFailure("path", f"{path!r} resolves (through a symlink) to {real}, outside the workspace")
+    return real
+
+
+def _rel(path: str) -> str:
+    return os.path.relpath(path, workspace())
+
+
+def _os_failure(exc: OSError, path: str) -> ToolFailure:
+    shown = _rel(path)
+    if isinstance(exc, FileNotFoundError):
+        return ToolFailure("not_found", f"{shown}: no such file or directory")
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return ToolFailure("permission", f"{shown}: {exc.strerror or exc}")
+    if isinstance(exc, IsADirectoryError):
+        return ToolFailure("validation", f"{shown} is a directory; use list_files to see what it holds")
+    if isinstance(exc, NotADirectoryError):
+        return ToolFailure("not_found", f"{shown}: a parent of this path is a file, not a directory")
+    return ToolFailure("runtime", f"{shown}: {exc.strerror or exc}")
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob with ``**`` (any number of directories) into a regex on relative paths."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def _walk_files(top: str) -> list[str]:
+    """Every file under ``top`` (absolute paths, sorted), skipping .git and symlinks that leave."""
+    root = workspace()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full) and not _inside(os.path.realpath(full), root):
+                continue
+            found.append(full)
+    return found
+
+
+def _check_glob(pattern: str) -> re.Pattern[str]:
+    if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+        raise ToolFailure("path", f"glob {pattern!r} must be relative to the workspace and not use '..'")
+    return _glob_regex(pattern)
+
+
+# --- tools -----------------------------------------------------------------------------
+
+
+def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+    """Read a text file from the workspace, whole or a range of lines.
+
+    Args:
+        path: File path, relative to the workspace root (or absolute inside it).
+        start_line: First line to return, counting from 1. Omit to start at the top.
+        end_line: Last line to return, inclusive. Omit to read to the end.
+    """
+    full = resolve(path)
+    if start_line is not None and start_line < 1:
+        raise ToolFailure("validation", f"start_line must be 1 or more, got {start_line}")
+    if end_line is not None and start_line is not None and end_line < start_line:
+        raise ToolFailure("validation", f"end_line ({end_line}) is before start_line ({start_line})")
+    try:
+        with open(full, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise _os_failure(exc, full) from None
+    text = data.decode("utf-8", errors="replace")
+    if start_line is None and end_line is None:
+        lines_total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        if len(data) > MAX_READ_BYTES:
+            raise ToolFailure(
+                "validation",
+                f"{_rel(full)} is {len(data)} bytes ({lines_total} lines); read it in parts "
+                "with start_line and end_line",
+            )
+        return text
+    lines = text.splitlines(keepends=True)
+    first = start_line or 1
+    if first > len(lines) and lines:
+        raise ToolFailure(
+            "validation", f"start_line {first} is past the end: {_rel(full)} has {len(lines)} lines"
+        )
+    chosen = "".join(lines[first - 1 : end_line])
+    if len(chosen.encode()) > MAX_READ_BYTES:
+        raise ToolFailure(
+            "validation", f"lines {first}-{end_line} are over {MAX_READ_BYTES} bytes; ask for fewer"
+        )
+    return chosen
+
+
+def write_file(path: str, content: str) -> str:
+    """Create or overwrite a file in the workspace with the given content; parent folders are created.
+
+    Args:
+        path: File path, relative to the workspace root (or absolute inside it).
+        content: The complete new content of the file.
+    """
+    full = resolve(path)
+    if os.path.isdir(full):
+        raise ToolFailure("validation", f"{_rel(full)} is a directory; give a file path")
+    try:
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8", newline="") as fh:
+            fh.write(content)
+    except OSError as exc:
+        raise _os_failure(exc, full) from None
+    return f"wrote {len(content.encode())} bytes to {_rel(full)}"
+
+
+def edit_file(path: str, old: str, new: str) -> str:
+    """Replace an exact string in a file; it must occur exactly once, so include enough surrounding lines.
+
+    Args:
+        path: File path, relative to the workspace root (or absolute inside it).
+        old: The exact text to replace, including whitespace and indentation.
+        new: The text to put in its place.
+    """
+    full = resolve(path)
+    if old == "":
+        raise ToolFailure("validation", "old must not be empty; use write_file to create a file")
+    try:
+        with open(full, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise ToolFailure("edit", f"{_rel(full)} is not UTF-8 text") from None
+    except OSError as exc:
+        raise _os_failure(exc, full) from None
+    count = text.count(old)
+    if count == 0:
+        raise ToolFailure(
+            "edit", f"old text not found in {_rel(full)} (0 matches); read the file and copy the text exactly"
+        )
+    if count > 1:
+        raise ToolFailure(
+            "edit",
+            f"old text occurs {count} times in {_rel(full)}; include more surrounding lines so it occurs once",
+        )
+    try:
+        with open(full, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text.replace(old, new, 1))
+    except OSError as exc:
+        raise _os_failure(exc, full) from None
+    line = text[: text.index(old)].count("\n") + 1
+    return f"edited {_rel(full)}: replaced 1 occurrence at line {line}"
+
+
+def list_files(pattern: str = "**/*") -> str:
+    """List files in the workspace whose paths match a glob pattern, one per line (.git is skipped).
+
+    Args:
+        pattern: Glob relative to the workspace root; '**' matches any number of folders, e.g. 'src/**/*.py'.
+    """
+    regex = _check_glob(pattern)
+    matched = [rel for rel in (_rel(p) for p in _walk_files(workspace())) if regex.match(rel)]
+    if not matched:
+        return f"no files match {pattern!r}"
+    shown = matched[:MAX_LIST_ENTRIES]
+    more = len(matched) - len(shown)
+    return "\n".join(shown) + (f"\n[... {more} more files; use a narrower pattern]" if more else "")
+
+
+def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
+    """Search file contents for a regular expression; prints 'file:line: text' for each matching line.
+
+    Args:
+        pattern: Python regular expression searched for in each line.
+        path: File or folder to search, relative to the workspace root.
+        glob: Only search files whose path below `path` matches this glob, e.g. '**/*.py'.
+    """
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ToolFailure("validation", f"pattern is not a valid regular expression: {exc}") from None
+    top = resolve(path)
+    if not os.path.exists(top):
+        raise ToolFailure("not_found", f"{path}: no such file or directory")
+    files_glob = _check_glob(glob)
+    files = (
+        [top]
+        if os.path.isfile(top)
+        else [p for p in _walk_files(top) if files_glob.match(os.path.relpath(p, top))]
+    )
+    hits: list[str] = []
+    for full in files:
+        try:
+            if os.path.getsize(full) > MAX_SEARCH_FILE_BYTES:
+                continue
+            with open(full, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if b"\x00" in data[:8192]:
+            continue
+        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if regex.search(line):
+                text = line if len(line) <= MAX_SEARCH_LINE else line[:MAX_SEARCH_LINE] + "..."
+                hits.append(f"{_rel(full)}:{number}: {text}")
+                if len(hits) >= MAX_SEARCH_MATCHES:
+                    return (
+                        "\n".join(hits)
+                        + f"\n[... stopped after {MAX_SEARCH_MATCHES} matches; narrow the search]"
+                    )
+    return "\n".join(hits) if hits else f"no matches for {pattern!r}"
+
+
+def run_shell(command: str, timeout: float = 120) -> ToolOutput:
+    """Run a bash command in the workspace folder; returns its output (stdout and stderr) and exit code.
+
+    Long output keeps its beginning and end. Processes the command leaves running in the
+    background are stopped when it returns (start one with `setsid` to keep it running).
+
+    Args:
+        command: The bash command line to run.
+        timeout: Seconds before the command and all its child processes are killed.
+    """
+    if not command.strip():
+        raise ToolFailure("validation", "command must not be empty")
+    if timeout <= 0:
+        raise ToolFailure("validation", f"timeout must be more than 0 seconds, got {timeout}")
+    cap = os.environ.get("AGENTRUN_SHELL_TIMEOUT_MAX")
+    if cap:
+        timeout = min(timeout, float(cap))
+    env = dict(os.environ)
+    env.setdefault("PAGER", "cat")
+    env.setdefault("GIT_PAGER", "cat")
+    shell = shutil.which("bash") or "/bin/sh"
+    try:
+        proc = subprocess.Popen(
+            [shell, "-c", command],
+            cwd=workspace(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    except OSError as exc:
+        raise ToolFailure("runtime", f"could not start {shell}: {exc}") from None
+    capture = _Capture(MAX_OUTPUT_BYTES)
+    timed_out = _pump(proc, capture, time.monotonic() + timeout)
+    text, truncated = capture.text()
+    if timed_out:
+        raise ToolFailure(
+            "timeout",
+            f"command timed out after {timeout:g}s and was killed with all its child processes.\n"
+            f"Output so far:\n{text}",
+        )
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return ToolOutput(
+        text=f"{text}[exit code: {proc.returncode}]", exit_code=proc.returncode, truncated=truncated
+    )
+
+
+class _Capture:
+    """Output kept within a byte cap: the first half and a rolling last half."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> tuple[str, bool]:
+        cut = self.total - len(self.head) - len(self.tail)
+        if cut <= 0:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace"), False
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        tail = bytes(self.tail).decode("utf-8", errors="replace")
+        return f"{head}\n[... {cut} bytes of output cut ...]\n{tail}", True
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
+    """Read the command's output until it ends; True if the deadline killed it."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    timed_out, exited_at, eof = False, None, False
+    try:
+        while not eof:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+                break  # only leftover background processes still hold the pipe
+            if exited_at is None and now >= deadline:
+                timed_out = True
+                break
+            limit = deadline if exited_at is None else exited_at + EXIT_GRACE_S
+            for _ in sel.select(timeout=min(max(limit - now, 0.0), 0.05)):
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    eof = True
+                    break
+                capture.add(chunk)
+    finally:
+        _kill_group(proc.pid)  # timeout, or leftovers of a finished command (also fork bombs)
+        proc.wait()
+        _drain(fd, capture, time.monotonic() + 0.2)
+        sel.close()
+        proc.stdout.close()
+    return timed_out
+
+
+def _drain(fd: int, capture: _Capture, until: float) -> None:
+    while time.monotonic() < until:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            time.sleep(0.01)
+            continue
+        except OSError:
+            return
+        if not chunk:
+            return
+        capture.add(chunk)
+
+
+TOOLS = [read_file, write_file, edit_file, list_files, search, run_shell]
