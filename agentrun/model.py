@@ -15,7 +15,9 @@ Other 4xx raise ``ModelAPIError`` at once. A server that was never reached raise
 Per-request overhead is kept low: one SDK client for the object's life, and the
 request body is encoded once with ``json.dumps`` and posted through the client's
 ``post`` (the typed ``create`` walks every message with ``maybe_transform``, about
-8 ms for a 180 KB prompt). Chunks are read as plain dicts.
+8 ms for a 180 KB prompt). The SSE body is read here as plain dicts, to its very end, so
+the keep-alive connection is reused (the SDK's ``Stream`` closes it after ``[DONE]``,
+which costs a new TCP connection per request).
 """
 
 from __future__ import annotations
@@ -24,14 +26,13 @@ import email.utils
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx2
 import openai
 import tenacity
-from openai import Stream
 
 from agentrun.errors import ModelAPIError, ServerUnreachable
 from agentrun.messages import Completion, Message, Timings, ToolCall, Usage
@@ -39,6 +40,7 @@ from agentrun.messages import Completion, Message, Timings, ToolCall, Usage
 __all__ = ["ModelClient", "OpenAIModel", "check_reachable", "list_models"]
 
 _RETRY_STATUS = frozenset({408, 429})
+_POST_OPTIONS: Any = {"headers": {"Content-Type": "application/json"}, "security": {"bearer_auth": True}}
 
 
 class ModelClient(Protocol):
@@ -65,6 +67,29 @@ class _Transient(Exception):
         super().__init__(message)
         self.retry_after = retry_after
         self.connect = connect  # no HTTP response was ever received on this attempt
+
+
+class _StreamError(Exception):
+    """The server sent an error object inside the stream (vLLM does this after a 200)."""
+
+
+def _sse_chunks(response: httpx2.Response) -> Iterator[dict[str, Any]]:
+    """The JSON chunks of an SSE chat stream, up to ``[DONE]``; the body is read to its end
+    so the keep-alive connection goes back to the pool (the SDK's ``Stream`` closes it)."""
+    done = False
+    for line in response.iter_lines():  # read on past [DONE]: the body's end frees the connection
+        if done or not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            done = True
+            continue
+        chunk = json.loads(data)
+        if isinstance(chunk, dict):
+            if chunk.get("error"):
+                error = chunk["error"]
+                raise _StreamError(error.get("message", error) if isinstance(error, dict) else error)
+            yield chunk
 
 
 @dataclass
@@ -302,19 +327,19 @@ class OpenAIModel:
         assembly = _Assembly(t0=time.perf_counter())
         got_response = False
         try:
-            stream: Stream[object] = self._client.post(
+            response: httpx2.Response = self._client.post(
                 "/chat/completions",
-                cast_to=object,
+                cast_to=httpx2.Response,
                 content=payload,
-                options={"headers": {"Content-Type": "application/json"}, "security": {"bearer_auth": True}},
+                options=_POST_OPTIONS,
                 stream=True,
-                stream_cls=Stream[object],
             )
             got_response = self._reached = True
-            with stream:
-                for chunk in stream:
-                    if isinstance(chunk, dict):
-                        assembly.feed(chunk)
+            try:
+                for chunk in _sse_chunks(response):
+                    assembly.feed(chunk)
+            finally:
+                response.close()
         except openai.APIStatusError as exc:
             self._reached = True
             status = exc.status_code
@@ -329,10 +354,12 @@ class OpenAIModel:
             cause = exc.__cause__ or exc
             raise _Transient(
                 f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__,
-                connect=not got_response,
+                connect=not got_response and isinstance(cause, (httpx2.ConnectError, httpx2.ConnectTimeout)),
             ) from exc
-        except openai.APIError as exc:  # an error object sent inside the stream
-            raise _Transient(f"error in stream: {exc.message}") from exc
+        except _StreamError as exc:
+            raise _Transient(f"error in stream: {exc}") from exc
+        except ValueError as exc:  # a data line that is not JSON: the stream is corrupt
+            raise _Transient(f"invalid JSON in stream: {exc}") from exc
         if assembly.finish_reason is None:
             raise _Transient("stream ended without a finish_reason")
         return assembly.completion(started_at=started_at, retries=retries, max_tokens=max_tokens)

@@ -1,0 +1,404 @@
+"""``ReplayServer``: a real OpenAI-compatible HTTP server that plays a ``Script``.
+
+Endpoints: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``,
+``GET /health``, and ``GET /metrics`` (Prometheus text from the cache hook, else 404).
+Streams look like vLLM's: a role chunk ``{"role": "assistant", "content": ""}`` at once,
+then one chunk per output token (reasoning as both ``reasoning`` and ``reasoning_content``,
+then content, then each tool call as a header delta with id, type and name followed by
+argument pieces), a chunk with the finish reason, a usage chunk when
+``stream_options.include_usage`` is set, and ``data: [DONE]``.
+
+Timing is exact by construction: output token ``k`` (from 0) leaves at
+``ttft + k * token_delay`` after the request was read, on a deadline schedule so sleeps
+do not drift. So a client sees ``ttft_s ≈ ttft``, ``e2e_s ≈ ttft + (n - 1) * token_delay``
+and decode ``(n - 1) / (e2e - ttft) ≈ 1 / token_delay`` for ``n`` completion tokens, where
+every content, reasoning or argument delta and every tool-call header counts as one token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+from agentrun.replay.script import LABEL, MAX_RETRIES, Script, ScriptTurn, plan_turn, tokenize
+
+__all__ = ["FaultInjector", "PromptCache", "ReplayServer", "RequestRecord"]
+
+
+class FaultInjector(Protocol):
+    """Turns a clean scripted turn into what a flawed model would send."""
+
+    def mutate(
+        self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int
+    ) -> ScriptTurn: ...
+
+
+class PromptCache(Protocol):
+    """Imitates a server's prefix cache: says how many prompt tokens were cached."""
+
+    def on_request(self, prompt_tokens: list[str], completion_tokens: int) -> int: ...
+
+    def metrics_text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One chat request as the server saw it."""
+
+    turn_index: int
+    attempt: int
+    stream: bool
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int | None
+    finish_reason: str
+
+
+class _Reply:
+    """The deltas of one turn, cut at ``max_tokens``, with the numbers the usage reports."""
+
+    def __init__(self, turn: ScriptTurn, *, call_prefix: str, max_tokens: int | None) -> None:
+        deltas: list[dict[str, Any]] = []
+        for piece in tokenize(turn.reasoning or ""):
+            deltas.append({"reasoning": piece, "reasoning_content": piece})
+        deltas.extend({"content": piece} for piece in tokenize(turn.content or ""))
+        for i, call in enumerate(turn.tool_calls):
+            head = {"index": i, "id": f"{call_prefix}{i}", "type": "function"}
+            deltas.append({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
+            deltas.extend(
+                {"tool_calls": [{"index": i, "function": {"arguments": piece}}]}
+                for piece in tokenize(call.arguments_text())
+            )
+        truncated = max_tokens is not None and len(deltas) > max_tokens
+        self.deltas = deltas[:max_tokens] if truncated else deltas
+        if truncated:
+            self.finish_reason = "length"
+        else:
+            self.finish_reason = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
+        self.reasoning_tokens = sum(1 for d in self.deltas if "reasoning" in d)
+        self.completion_tokens = (
+            turn.usage_completion_tokens if turn.usage_completion_tokens is not None else len(self.deltas)
+        )
+
+    def message(self) -> dict[str, Any]:
+        """The whole reply as a non-streaming ``message``."""
+        content, reasoning, calls = [], [], {}  # type: ignore[var-annotated]
+        for d in self.deltas:
+            reasoning.append(d.get("reasoning") or "")
+            content.append(d.get("content") or "")
+            for piece in d.get("tool_calls", ()):
+                call = calls.setdefault(piece["index"], {"type": "function", "function": {"arguments": ""}})
+                call.setdefault("id", piece.get("id"))
+                call["function"].setdefault("name", piece["function"].get("name"))
+                call["function"]["arguments"] += piece["function"]["arguments"]
+        text = "".join(reasoning) or None
+        out: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+        out.update(reasoning=text, reasoning_content=text)
+        out["tool_calls"] = [calls[i] for i in sorted(calls)]
+        return out
+
+
+def _prompt_tokens(body: dict[str, Any]) -> list[str]:
+    tokens: list[str] = []
+    if body.get("tools"):
+        tokens += tokenize(json.dumps(body["tools"], ensure_ascii=False))
+    for message in body.get("messages") or ():
+        tokens.append(f"<|{message.get('role')}|>")
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        tokens += tokenize(content or "")
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            tokens += tokenize(str(function.get("name", "")) + str(function.get("arguments", "")))
+    return tokens
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one small write per token: Nagle would hold them back
+    timeout = 300  # idle keep-alive connections are closed after this long
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the CLI prints its own lines
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.owner._track(self.connection, add=False)
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, payload: Any) -> None:
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode())
+
+    def _error(self, status: int, message: str) -> None:
+        kind = {400: "BadRequestError", 404: "NotFoundError"}.get(status, "InternalServerError")
+        self.server.owner._count("errors")
+        self._json(status, {"error": {"message": message, "type": kind, "param": None, "code": status}})
+
+    def _route(self) -> str:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        return path[3:] if path.startswith("/v1/") else path
+
+    # --- endpoints ------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        owner = self.server.owner
+        owner._count("requests")
+        route = self._route()
+        if route == "/health":
+            self._send(200, b"", "text/plain")
+        elif route == "/models":
+            name = owner.script.model_name
+            card = {"id": name, "object": "model", "created": owner.created, "owned_by": f"agentrun {LABEL}"}
+            self._json(200, {"object": "list", "data": [{**card, "root": name, "parent": None}]})
+        elif route == "/metrics" and owner.cache is not None:
+            self._send(200, owner.cache.metrics_text().encode(), "text/plain; version=0.0.4; charset=utf-8")
+        else:
+            self._error(404, f"no route {self.command} {self.path} on the {LABEL}")
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        owner._count("requests")
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        t0 = time.perf_counter()
+        if self._route() != "/chat/completions":
+            self._error(404, f"no route {self.command} {self.path} on the {LABEL}")
+            return
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError as exc:
+            self._error(400, f"request body is not valid JSON: {exc}")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            self._error(400, "the request needs a non-empty 'messages' list")
+            return
+        owner._count("chat_requests")
+        try:
+            self._chat(body, t0)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away mid-stream
+
+    def _chat(self, body: dict[str, Any], t0: float) -> None:
+        owner = self.server.owner
+        plan = plan_turn(body["messages"], max_retries=owner.max_retries_per_call)
+        turn = owner.script.turn(plan.index)
+        if owner.fault_injector is not None:
+            turn = owner.fault_injector.mutate(turn, body["messages"], plan.index)
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        seq = owner._count("chat_seq")
+        reply = _Reply(turn, call_prefix=f"call_{plan.index}_{plan.attempt}_", max_tokens=max_tokens)
+        prompt = _prompt_tokens(body)
+        cached = owner.cache.on_request(prompt, reply.completion_tokens) if owner.cache is not None else None
+        usage: dict[str, Any] = {
+            "prompt_tokens": len(prompt),
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": len(prompt) + reply.completion_tokens,
+            "prompt_tokens_details": None if cached is None else {"cached_tokens": cached},
+            "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens}
+            if reply.reasoning_tokens
+            else None,
+        }
+        stream = bool(body.get("stream"))
+        owner._record(
+            RequestRecord(
+                plan.index,
+                plan.attempt,
+                stream,
+                len(prompt),
+                reply.completion_tokens,
+                cached,
+                reply.finish_reason,
+            )
+        )
+        head = {"id": f"chatcmpl-replay-{seq}", "created": int(time.time()), "model": owner.script.model_name}
+        if stream:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(reply, head, usage if include_usage else None, t0)
+        else:
+            owner._wait_until(t0 + owner.ttft + max(0, len(reply.deltas) - 1) * owner.token_delay)
+            choice = {
+                "index": 0,
+                "message": reply.message(),
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }
+            self._json(200, {**head, "object": "chat.completion", "choices": [choice], "usage": usage})
+
+    def _stream(self, reply: _Reply, head: dict[str, Any], usage: dict[str, Any] | None, t0: float) -> None:
+        owner = self.server.owner
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        head = {**head, "object": "chat.completion.chunk"}
+
+        def event(choices: list[dict[str, Any]], **extra: Any) -> None:
+            data = (
+                b"data: "
+                + json.dumps({**head, "choices": choices, **extra}, ensure_ascii=False).encode()
+                + b"\n\n"
+            )
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+        def delta(d: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
+            return [{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}]
+
+        event(delta({"role": "assistant", "content": ""}))
+        for k, d in enumerate(reply.deltas):
+            owner._wait_until(t0 + owner.ttft + k * owner.token_delay)
+            event(delta(d))
+        event(delta({}, reply.finish_reason))
+        if usage is not None:
+            event([], usage=usage)
+        done = b"data: [DONE]\n\n"
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    owner: ReplayServer
+
+
+class ReplayServer:
+    """The replay model on ``host:port`` (port 0 picks a free one); see the module docstring.
+
+    ``fault_injector`` may rewrite each turn before it is played; ``cache`` reports cached
+    prompt tokens and serves ``/metrics``. ``counters`` and ``records`` say what was asked.
+    """
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ttft: float = 0.05,
+        token_delay: float = 0.002,
+        fault_injector: FaultInjector | None = None,
+        cache: PromptCache | None = None,
+        max_retries_per_call: int = MAX_RETRIES,
+        keep_records: int = 1000,
+    ) -> None:
+        self.script = script
+        self.host, self.port = host, port
+        self.ttft, self.token_delay = ttft, token_delay
+        self.fault_injector, self.cache = fault_injector, cache
+        self.max_retries_per_call = max_retries_per_call
+        self.created = int(time.time())
+        self.counters: dict[str, int] = {"requests": 0, "chat_requests": 0, "errors": 0, "chat_seq": 0}
+        self.records: deque[RequestRecord] = deque(maxlen=keep_records)
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def bind(self) -> ReplayServer:
+        """Open the listening socket (``start`` and ``serve_forever`` call it)."""
+        if self._httpd is None:
+            self._httpd = _HTTPServer((self.host, self.port), _Handler)
+            self._httpd.owner = self
+            self.port = self._httpd.server_address[1]
+        return self
+
+    def start(self) -> ReplayServer:
+        """Serve on a background thread; returns once the socket accepts connections."""
+        self.bind()
+        assert self._httpd is not None
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="replay-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until ``stop`` (from another thread) or KeyboardInterrupt."""
+        self.bind()
+        assert self._httpd is not None
+        try:
+            self._httpd.serve_forever()
+        finally:
+            self._close()
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._close()
+
+    def _close(self) -> None:
+        if self._httpd is None:
+            return
+        with self._lock:
+            open_connections = list(self._connections)
+        for conn in open_connections:  # idle keep-alive connections would hold threads
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._httpd.server_close()
+        self._httpd = None
+
+    def __enter__(self) -> ReplayServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """What an OpenAI client takes as ``base_url``."""
+        return f"{self.url}/v1"
+
+    # --- used by the handler --------------------------------------------------------------
+
+    def _count(self, name: str) -> int:
+        with self._lock:
+            self.counters[name] = self.counters.get(name, 0) + 1
+            return self.counters[name]
+
+    def _record(self, record: RequestRecord) -> None:
+        with self._lock:
+            self.records.append(record)
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    @staticmethod
+    def _wait_until(deadline: float) -> None:
+        delay = deadline - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
