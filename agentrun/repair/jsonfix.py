@@ -22,7 +22,16 @@ from typing import Any
 
 import json_repair
 
-__all__ = ["ArgParse", "Token", "lex", "looks_cut_off", "parse_arguments", "repair_is_faithful"]
+__all__ = [
+    "ArgParse",
+    "Decoded",
+    "Token",
+    "decode_json",
+    "lex",
+    "looks_cut_off",
+    "parse_arguments",
+    "repair_is_faithful",
+]
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,9 @@ def fix_python_string(tok: Token) -> str | None:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         # raw newlines inside '...' are a SyntaxError for Python; treat them as written
         try:
-            value = ast.literal_eval(tok.quote * 3 + tok.text[len(tok.quote) : -len(tok.quote)] + tok.quote * 3)
+            value = ast.literal_eval(
+                tok.quote * 3 + tok.text[len(tok.quote) : -len(tok.quote)] + tok.quote * 3
+            )
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
     if not isinstance(value, str):
@@ -224,6 +235,41 @@ def _as_objects(value: Any, fixes: list[str]) -> list[dict[str, Any]] | None:
     return None
 
 
+@dataclass
+class Decoded:
+    """One or more JSON values decoded from text, with the fixes that were needed."""
+
+    values: list[Any] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    cut_off: bool = False
+
+
+def decode_json(text: str) -> Decoded:
+    """Strict parse, then narrow fixes, then guarded ``json_repair``; values may be any JSON."""
+    out = Decoded()
+    text = text.strip()
+    if not text:
+        return out
+    try:
+        out.values = [json.loads(text)]
+        return out
+    except ValueError:
+        pass
+    out.cut_off = looks_cut_off(text)
+    narrow = _narrow(text, out.fixes)
+    if narrow is not None:
+        out.values = narrow
+        return out
+    last = lex(text)[-1]
+    if last.kind == "str" and not last.closed:
+        return out  # ends inside a string: never guess how it went on
+    guarded = _guarded_json_repair(text)
+    if guarded is not None:
+        out.fixes.append("json_repair")
+        out.values = [guarded]
+    return out
+
+
 def parse_arguments(raw: str | None) -> ArgParse:
     """Parse a tool call's ``arguments`` text into one or more objects, repairing only safely.
 
@@ -235,35 +281,32 @@ def parse_arguments(raw: str | None) -> ArgParse:
     if not text:
         result.objects = [{}]
         return result
-    try:
-        value = json.loads(text)
-    except ValueError:
-        pass
-    else:
+    decoded = decode_json(text)
+    result.fixes, result.cut_off = decoded.fixes, decoded.cut_off
+    if not decoded.values:
+        result.error = (
+            "arguments end inside a string (cut off?)"
+            if decoded.cut_off
+            else "arguments are not valid JSON and cannot be repaired without changing what was written"
+        )
+        return result
+    for value in decoded.values:
         objects = _as_objects(value, result.fixes)
-        if objects is not None:
-            result.objects = objects
+        if objects is None:
+            result.error = f"arguments must be a JSON object, got {_json_type(value)}"
+            result.objects = []
             return result
-        result.error = f"arguments must be a JSON object, got {type(value).__name__}"
-        return result
-    result.cut_off = looks_cut_off(text)
-    narrow = _narrow(text, result.fixes)
-    if narrow is not None:
-        result.objects = narrow
-        return result
-    if result.cut_off and lex(text)[-1:] and lex(text)[-1].kind == "str" and not lex(text)[-1].closed:
-        result.error = "arguments end inside a string (cut off?)"
-        return result
-    guarded = _guarded_json_repair(text)
-    if guarded is not None:
-        result.fixes.append("json_repair")
-        result.objects = [guarded]
-        return result
-    result.error = "arguments are not valid JSON and cannot be repaired without guessing"
+        result.objects.extend(objects)
     return result
 
 
-def _narrow(text: str, fixes: list[str]) -> list[dict[str, Any]] | None:
+def _json_type(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _narrow(text: str, fixes: list[str]) -> list[Any] | None:
     local: list[str] = []
     candidate = _rebuild(lex(text), local)
     closed = fix_missing_brackets(candidate)
@@ -274,30 +317,23 @@ def _narrow(text: str, fixes: list[str]) -> list[dict[str, Any]] | None:
     if not values:
         return None
     if rest.strip():
-        if not rest.lstrip().startswith(("{", "[", '"')):
-            local.append("drop_trailing_text")
-        else:
+        if rest.lstrip().startswith(("{", "[", '"')):
             return None
+        local.append("drop_trailing_text")
     if len(values) > 1:
         local.append("split_concatenated")
-    objects: list[dict[str, Any]] = []
-    for value in values:
-        got = _as_objects(value, local)
-        if got is None:
-            return None
-        objects.extend(got)
     if not local:  # strict parse failed but nothing was fixed: not ours to accept
         return None
     fixes.extend(local)
-    return objects
+    return values
 
 
-def _guarded_json_repair(text: str) -> dict[str, Any] | None:
+def _guarded_json_repair(text: str) -> Any:
     try:
         value = json_repair.loads(text)
     except Exception:  # json_repair is third-party: any failure means "no repair"
         return None
-    if not isinstance(value, dict) or not value:
+    if not isinstance(value, dict | list) or not value:
         return None
     return value if repair_is_faithful(text, value) else None
 

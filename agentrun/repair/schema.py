@@ -83,10 +83,10 @@ def unwrap_arguments_wrapper(args: dict[str, Any], schema: dict[str, Any]) -> di
     """``{"arguments": {...}}`` / ``{"input": {...}}`` around the real arguments (DeepSeek V3.2, vLLM)."""
     props = _props(schema)
     if len(args) == 1:
-        (key, inner), = args.items()
-        if key in ("arguments", "input", "parameters", "args", "kwargs") and key not in props:
-            if isinstance(inner, dict):
-                return inner
+        ((key, inner),) = args.items()
+        wrapper = key in ("arguments", "input", "parameters", "args", "kwargs") and key not in props
+        if wrapper and isinstance(inner, dict):
+            return inner
     return None
 
 
@@ -106,7 +106,9 @@ def coerce_scalar_text(value: Any, types: list[str]) -> Any:
         except ValueError:
             pass
         else:
-            return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+            return (
+                int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+            )
     if "boolean" in types and text.lower() in ("true", "false"):
         return text.lower() == "true"
     if ("array" in types and text.startswith("[")) or ("object" in types and text.startswith("{")):
@@ -114,7 +116,9 @@ def coerce_scalar_text(value: Any, types: list[str]) -> Any:
             decoded = json.loads(text)
         except ValueError:
             return value
-        if ("array" in types and isinstance(decoded, list)) or ("object" in types and isinstance(decoded, dict)):
+        if ("array" in types and isinstance(decoded, list)) or (
+            "object" in types and isinstance(decoded, dict)
+        ):
             return decoded
     if "null" in types and text.lower() in ("null", "none"):
         return None
@@ -170,7 +174,9 @@ def coerce_arguments(args: dict[str, Any], schema: dict[str, Any]) -> Coerced:
             new = fix(new, types)
         if new is not value:
             out.arguments[key] = new
-            out.changes.append(("coerce_" + (types[0] if types else "value"), f"{key}={_short(value)}", _short(new)))
+            out.changes.append(
+                ("coerce_" + (types[0] if types else "value"), f"{key}={_short(value)}", _short(new))
+            )
     return out
 
 
@@ -188,7 +194,13 @@ def typed_from_text(value: str, prop: Any) -> Any:
         return coerce_scalar_text(value, types)
 
 
-_SIMPLE: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+_SIMPLE: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "null": type(None),
+}
 
 
 def _annotation(prop: Any) -> Any:

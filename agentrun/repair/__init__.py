@@ -1,0 +1,33 @@
+"""Tool-call repair for ``corrected`` mode, and the plain validation of ``direct`` mode.
+
+Pure functions, no I/O, never raising::
+
+    correct(message, tools, *, finish_reason=None, completion_tokens=None, max_tokens=None) -> Correction
+    validate_direct(message, tools) -> Correction
+    sanitize_history(messages) -> (messages, events)
+
+Modules, one per family of faults: ``envelopes`` and ``loose`` (calls written as text),
+``jsonfix`` (invalid JSON, guarded), ``names`` (unknown tools), ``schema`` (wrong argument
+types), ``history`` (bad calls in the history); ``pipeline`` puts them together.
+"""
+
+from agentrun.repair.history import sanitize_history
+from agentrun.repair.pipeline import correct, validate_direct
+from agentrun.repair.result import (
+    REASONING_ONLY_NUDGE,
+    TRUNCATED_NUDGE,
+    Correction,
+    RetryBudget,
+    ToolRejection,
+)
+
+__all__ = [
+    "REASONING_ONLY_NUDGE",
+    "TRUNCATED_NUDGE",
+    "Correction",
+    "RetryBudget",
+    "ToolRejection",
+    "correct",
+    "sanitize_history",
+    "validate_direct",
+]

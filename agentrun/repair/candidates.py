@@ -1,0 +1,157 @@
+"""What a text-format extractor finds, and the helpers the extractors share.
+
+A ``Found`` is a *candidate* call: a name and arguments pulled out of text, with where it
+was and how sure we are that the model meant a call (``strict``: it sat inside a native
+tool-call envelope such as ``<tool_call>`` or DeepSeek's special tokens; otherwise it was
+loose JSON or a pythonic list in prose, which the pipeline accepts only for a known tool).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentrun.repair.jsonfix import decode_json
+
+__all__ = ["Found", "RawText", "balanced_end", "calls_from_json_text", "calls_from_value", "strip_fence"]
+
+
+class RawText(str):
+    """A parameter value carried as text by an XML-style format, to be typed by the schema."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Found:
+    """One call found in text."""
+
+    name: str
+    arguments: str | dict[str, Any]  # raw JSON text, or decoded (values may be RawText)
+    start: int
+    end: int
+    family: str
+    strict: bool = True
+    closed: bool = True  # False: the envelope or JSON was never closed (cut off?)
+    fixes: tuple[str, ...] = field(default=())  # invalid-JSON fixes made to the envelope's body
+
+
+def balanced_end(text: str, start: int) -> int | None:
+    """Index just past the bracket that closes the one at ``start``; None if never closed.
+
+    Strings in double, single or triple quotes are skipped, so braces inside file contents
+    do not count.
+    """
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
+            i += len(quote)
+            while i < n and not text.startswith(quote, i):
+                if quote == ch and ch == "'" and text[i] == "\n":
+                    break  # an apostrophe in prose, not a string
+                i += 2 if text[i] == "\\" else 1
+            i += len(quote)
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+_FENCE_RE = re.compile(r"^\s*```[\w-]*[ \t]*\n?(.*?)\n?\s*(?:```\s*)?$", re.DOTALL)
+
+
+def strip_fence(text: str) -> str:
+    """The body of a ```json fenced block, or the text itself."""
+    m = _FENCE_RE.match(text)
+    return m.group(1) if m and text.lstrip().startswith("```") else text
+
+
+_NAME_KEYS = ("name", "tool_name", "function_name", "tool")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "kwargs")
+_ALLOWED_KEYS = {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "function", "call_id", "index"}
+
+
+def _looks_like_schema(args: Any) -> bool:
+    return (
+        isinstance(args, dict) and args.get("type") == "object" and isinstance(args.get("properties"), dict)
+    )
+
+
+def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | None:
+    """(name, arguments) pairs from a decoded JSON value shaped like a call, or None.
+
+    Accepts ``{"name", "arguments"|"parameters"}``, OpenAI's ``{"type": "function",
+    "function": {...}}``, ``{"tool_calls": [...]}`` and lists of those. A tool *definition*
+    (``parameters`` holding a JSON schema, or a ``description``) is not a call.
+    """
+    if isinstance(value, list):
+        if not value:
+            return None
+        out: list[tuple[str, str | dict[str, Any]]] = []
+        for item in value:
+            got = calls_from_value(item)
+            if got is None:
+                return None
+            out.extend(got)
+        return out
+    if not isinstance(value, dict):
+        return None
+    if set(value) == {"tool_calls"}:
+        return calls_from_value(value["tool_calls"])
+    if isinstance(value.get("function"), dict) and set(value) <= {"type", "id", "function", "index"}:
+        return calls_from_value(value["function"])
+    if not set(value) <= _ALLOWED_KEYS:
+        return None
+    name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
+    if not name:
+        return None
+    arg_keys = [k for k in _ARG_KEYS if k in value]
+    if len(arg_keys) > 1:
+        return None
+    args = value[arg_keys[0]] if arg_keys else {}
+    if args is None:
+        args = {}
+    if not isinstance(args, dict | str) or _looks_like_schema(args):
+        return None
+    return [(name, args)]
+
+
+_NAME_GUESS_RE = re.compile(r"[\"']name[\"']\s*:\s*[\"']([\w.\-]+)[\"']")
+
+
+def calls_from_json_text(
+    body: str, start: int, end: int, family: str, *, strict: bool, closed: bool = True, guess: bool = False
+) -> list[Found]:
+    """Calls from a JSON body (object, list, or several objects); repaired only safely.
+
+    An envelope body that cannot be decoded still yields one candidate (name guessed from
+    the text) when ``strict`` (or ``guess`` and a name is legible), so the model hears what
+    was wrong instead of silence.
+    """
+    decoded = decode_json(strip_fence(body).strip())
+    pairs: list[tuple[str, str | dict[str, Any]]] = []
+    if decoded.values:
+        for value in decoded.values:
+            got = calls_from_value(value)
+            if got is None:
+                pairs = []
+                break
+            pairs.extend(got)
+    if pairs:
+        return [
+            Found(n, a, start, end, family, strict=strict, closed=closed, fixes=tuple(decoded.fixes))
+            for n, a in pairs
+        ]
+    named = _NAME_GUESS_RE.search(body)
+    if not (strict or (guess and named)):
+        return []
+    name = named.group(1) if named else ""
+    return [Found(name, body, start, end, family, strict=strict, closed=closed)]

@@ -1,0 +1,265 @@
+"""Tool calls written as text inside a model family's *native* envelope.
+
+When a server's tool parser fails (or none is configured), the raw call lands in
+``content`` or in the reasoning text. Each extractor below reads one family's format, as
+its chat template and vLLM's tool parser define it; an envelope makes the intent certain,
+so its candidates are ``strict``. Every extractor returns ``Found`` spans and never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from agentrun.repair.candidates import Found, RawText, balanced_end, calls_from_json_text, strip_fence
+
+__all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
+
+_B = r"[|｜]"  # DeepSeek writes full-width bars; tokenizer round trips sometimes give ASCII ones
+_S = r"[▁_ ]"
+_DS_BEGIN = rf"<{_B}tool{_S}call{_S}begin{_B}>"
+_DS_SEP = rf"<{_B}tool{_S}sep{_B}>"
+_DS_END = rf"<{_B}tool{_S}call{_S}end{_B}>"
+_DS_CALL_RE = re.compile(
+    rf"{_DS_BEGIN}(.*?){_DS_SEP}(.*?)(?:{_DS_END}|(?={_DS_BEGIN})|(?={_B}?<{_B}tool{_S}calls{_S}end)|\Z)",
+    re.DOTALL,
+)
+
+WRAPPER_TOKENS = re.compile(
+    rf"<{_B}tool{_S}calls{_S}(?:begin|end){_B}>|<{_B}end{_S}of{_S}sentence{_B}>"
+    rf"|</?{_B}DSML{_B}(?:function_calls|tool_calls)>"
+    r"|<\|tool_calls_section_(?:begin|end)\|>|<\|eom_id\|>|<\|eot_id\|>|<\|im_end\|>"
+    r"|</?minimax:tool_call>|<\|action_end\|>"
+)
+
+
+def extract_deepseek(text: str) -> list[Found]:
+    """DeepSeek V3/R1 ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json{..}```<｜tool▁call▁end｜>``
+    and V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{..}<｜tool▁call▁end｜>``."""
+    found: list[Found] = []
+    for m in _DS_CALL_RE.finditer(text):
+        head, body = m.group(1).strip(), m.group(2)
+        closed = bool(re.search(rf"{_DS_END}$", m.group(0)))
+        if head in ("function", "") and "\n" in body.lstrip():
+            name, _, args = body.lstrip().partition("\n")
+        else:
+            name, args = head, body
+        args = strip_fence(args.strip()).strip()
+        found.append(Found(name.strip(), args, m.start(), m.end(), "deepseek", closed=closed))
+    return found
+
+
+_DSML_INVOKE_RE = re.compile(
+    rf"<{_B}DSML{_B}invoke\s+name=\"([^\"]*)\"\s*>(.*?)(?:</{_B}DSML{_B}invoke>|\Z)", re.DOTALL
+)
+_DSML_PARAM_RE = re.compile(
+    rf"<{_B}DSML{_B}parameter\s+name=\"([^\"]*)\"(?:\s+string=\"(true|false)\")?\s*>(.*?)</{_B}DSML{_B}parameter>",
+    re.DOTALL,
+)
+
+
+def extract_dsml(text: str) -> list[Found]:
+    """DeepSeek V3.2 / V4 DSML: ``<｜DSML｜invoke name="x"><｜DSML｜parameter name="p" string="true">v...``.
+
+    ``string="true"`` values are kept as written; ``string="false"`` ones are JSON.
+    """
+    found: list[Found] = []
+    for m in _DSML_INVOKE_RE.finditer(text):
+        args: dict[str, object] = {}
+        for p in _DSML_PARAM_RE.finditer(m.group(2)):
+            name, is_string, value = p.group(1), p.group(2), p.group(3)
+            if is_string == "false":
+                try:
+                    args[name] = json.loads(value)
+                    continue
+                except ValueError:
+                    pass
+            args[name] = value if is_string == "true" else RawText(value)
+        closed = m.group(0).rstrip().endswith("invoke>")
+        found.append(Found(m.group(1), args, m.start(), m.end(), "dsml", closed=closed))
+    return found
+
+
+_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+_FUNCTION_RE = re.compile(r"<function=([^>\n]+)>(.*?)(?:</function>|(?=<function=)|\Z)", re.DOTALL)
+_PARAM_RE = re.compile(
+    r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
+)
+_GLM_ARG_RE = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL)
+_INVOKE_RE = re.compile(r"<invoke\s+name=[\"']?([^\"'>]+)[\"']?\s*>(.*?)(?:</invoke>|\Z)", re.DOTALL)
+_INVOKE_PARAM_RE = re.compile(
+    r"<parameter\s+name=[\"']?([^\"'>]+)[\"']?\s*>(.*?)(?:</parameter>|\Z)", re.DOTALL
+)
+
+
+def _trim_value(value: str) -> str:
+    """Qwen3-Coder's template puts a newline after ``<parameter=p>`` and before its close."""
+    if value.startswith("\n"):
+        value = value[1:]
+    if value.endswith("\n"):
+        value = value[:-1]
+    return value
+
+
+def _qwen_functions(body: str, offset: int, closed_outer: bool) -> list[Found]:
+    found: list[Found] = []
+    for f in _FUNCTION_RE.finditer(body):
+        args = {p.group(1).strip(): RawText(_trim_value(p.group(2))) for p in _PARAM_RE.finditer(f.group(2))}
+        closed = closed_outer and f.group(0).rstrip().endswith("</function>")
+        found.append(
+            Found(
+                f.group(1).strip(), args, offset + f.start(), offset + f.end(), "qwen3_coder", closed=closed
+            )
+        )
+    return found
+
+
+def _invokes(body: str, offset: int, family: str, closed_outer: bool) -> list[Found]:
+    found: list[Found] = []
+    for inv in _INVOKE_RE.finditer(body):
+        args = {
+            p.group(1).strip(): RawText(_trim_value(p.group(2)))
+            for p in _INVOKE_PARAM_RE.finditer(inv.group(2))
+        }
+        closed = closed_outer and inv.group(0).rstrip().endswith("</invoke>")
+        found.append(
+            Found(inv.group(1).strip(), args, offset + inv.start(), offset + inv.end(), family, closed=closed)
+        )
+    return found
+
+
+def extract_tool_call_tags(text: str) -> list[Found]:
+    """``<tool_call>`` bodies in four dialects: Hermes/Qwen2.5 JSON, Granite JSON lists,
+    Qwen3-Coder ``<function=name><parameter=p>v</parameter></function>``, GLM 4.x
+    ``name<arg_key>k</arg_key><arg_value>v</arg_value>`` (and ``<invoke name=..>`` bodies)."""
+    found: list[Found] = []
+    for m in _TOOL_CALL_RE.finditer(text):
+        body, closed = m.group(1), m.group(0).endswith("</tool_call>")
+        stripped = body.strip()
+        start, end = m.start(), m.end()
+        if stripped.startswith(("{", "[", "```")):
+            found.extend(calls_from_json_text(stripped, start, end, "hermes", strict=True, closed=closed))
+        elif "<function=" in body:
+            inner = _qwen_functions(body, 0, closed)
+            found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
+        elif "<invoke" in body:
+            inner = _invokes(body, 0, "invoke_xml", closed)
+            found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
+        else:
+            name = stripped.split("<arg_key>", 1)[0].strip()
+            if not re.fullmatch(r"[\w.\-]+", name):
+                continue
+            args = {k.strip(): RawText(v.strip()) for k, v in _GLM_ARG_RE.findall(body)}
+            found.append(Found(name, args, start, end, "glm", closed=closed))
+    return found
+
+
+def extract_bare_functions(text: str) -> list[Found]:
+    """Qwen3-Coder / OpenHands ``<function=name><parameter=p>v</parameter></function>`` without a wrapper."""
+    return _qwen_functions(text, 0, True)
+
+
+_KIMI_RE = re.compile(
+    r"<\|tool_call_begin\|>\s*([^<]+?)\s*<\|tool_call_argument_begin\|>(.*?)(?:<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|\Z)",
+    re.DOTALL,
+)
+
+
+def extract_kimi(text: str) -> list[Found]:
+    """Kimi K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{..}<|tool_call_end|>``."""
+    found: list[Found] = []
+    for m in _KIMI_RE.finditer(text):
+        name = re.sub(r"^functions\.", "", m.group(1).strip())
+        name = re.sub(r":\d+$", "", name)
+        closed = m.group(0).endswith("<|tool_call_end|>")
+        found.append(Found(name, m.group(2).strip(), m.start(), m.end(), "kimi_k2", closed=closed))
+    return found
+
+
+_MINIMAX_RE = re.compile(r"<minimax:tool_call>(.*?)(?:</minimax:tool_call>|\Z)", re.DOTALL)
+
+
+def extract_minimax(text: str) -> list[Found]:
+    """MiniMax M2 ``<minimax:tool_call><invoke name="x"><parameter name="p">v</parameter></invoke>``."""
+    found: list[Found] = []
+    for m in _MINIMAX_RE.finditer(text):
+        closed = m.group(0).endswith("</minimax:tool_call>")
+        found.extend(_invokes(m.group(1), m.start(1), "minimax", closed))
+    return found
+
+
+_PY_TAG_RE = re.compile(r"<\|python_tag\|>(.*?)(?:<\|eom_id\|>|<\|eot_id\|>|\Z)", re.DOTALL)
+_ACTION_RE = re.compile(r"<\|action_start\|>\s*<\|plugin\|>(.*?)(?:<\|action_end\|>|\Z)", re.DOTALL)
+
+
+def extract_python_tag(text: str) -> list[Found]:
+    """Llama 3.x ``<|python_tag|>{"name": .., "parameters": {..}}`` (several joined by ``;``)."""
+    found: list[Found] = []
+    for m in _PY_TAG_RE.finditer(text):
+        found.extend(calls_from_json_text(m.group(1), m.start(), m.end(), "llama3_json", strict=True))
+    return found
+
+
+def extract_internlm(text: str) -> list[Found]:
+    """InternLM2 ``<|action_start|><|plugin|>{"name": .., "parameters": {..}}<|action_end|>``."""
+    found: list[Found] = []
+    for m in _ACTION_RE.finditer(text):
+        closed = m.group(0).endswith("<|action_end|>")
+        found.extend(
+            calls_from_json_text(m.group(1), m.start(), m.end(), "internlm", strict=True, closed=closed)
+        )
+    return found
+
+
+def _json_after(text: str, pos: int, start: int, family: str) -> list[Found]:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    if pos >= len(text) or text[pos] not in "{[":
+        return []
+    end = balanced_end(text, pos)
+    closed = end is not None
+    stop = end if end is not None else len(text)
+    return calls_from_json_text(text[pos:stop], start, stop, family, strict=True, closed=closed)
+
+
+_GRANITE_RE = re.compile(r"<\|tool_call\|>")
+_MISTRAL_RE = re.compile(r"\[TOOL_CALLS\]\s*(?:([\w.\-]+)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\])?")
+
+
+def extract_granite(text: str) -> list[Found]:
+    """IBM Granite ``<|tool_call|>[{"name": .., "arguments": {..}}]``."""
+    found: list[Found] = []
+    for m in _GRANITE_RE.finditer(text):
+        found.extend(_json_after(text, m.end(), m.start(), "granite"))
+    return found
+
+
+def extract_mistral(text: str) -> list[Found]:
+    """Mistral ``[TOOL_CALLS][{"name": .., "arguments": {..}}]`` and v11+ ``[TOOL_CALLS]name[ARGS]{..}``."""
+    found: list[Found] = []
+    for m in _MISTRAL_RE.finditer(text):
+        if m.group(1) is None:
+            found.extend(_json_after(text, m.end(), m.start(), "mistral"))
+            continue
+        pos = m.end()
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        end = balanced_end(text, pos) if pos < len(text) and text[pos] == "{" else None
+        stop = end if end is not None else len(text)
+        found.append(Found(m.group(1), text[pos:stop], m.start(), stop, "mistral", closed=end is not None))
+    return found
+
+
+ENVELOPE_EXTRACTORS: tuple[Callable[[str], list[Found]], ...] = (
+    extract_deepseek,
+    extract_dsml,
+    extract_kimi,
+    extract_minimax,
+    extract_tool_call_tags,
+    extract_bare_functions,
+    extract_python_tag,
+    extract_internlm,
+    extract_granite,
+    extract_mistral,
+)

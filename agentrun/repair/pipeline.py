@@ -1,0 +1,341 @@
+"""The repair pipeline: one assistant reply in, runnable calls + repair events out.
+
+``correct`` (corrected mode) runs, per reply:
+
+1. split ``<think>`` left in content; collect native ``tool_calls``;
+2. find calls written as text in content (native envelopes always; loose JSON and pythonic
+   lists only when there were no native calls) and, failing that, in the reasoning text;
+3. per call: resolve the tool name, parse the arguments (safe JSON ladder), coerce them to
+   the schema and validate; what cannot be repaired becomes a ``ToolRejection``;
+4. drop duplicate calls; flag a reply cut off at ``max_tokens`` (never run a cut-off call)
+   and a reply with reasoning but nothing visible.
+
+``validate_direct`` (direct mode) does none of that: calls are used exactly as served.
+Both are pure and never raise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentrun.messages import Message, ParsedCall, RepairEvent
+from agentrun.repair.candidates import Found, RawText
+from agentrun.repair.extract import find_text_calls, remove_spans, split_think
+from agentrun.repair.jsonfix import parse_arguments
+from agentrun.repair.names import normalize_name, resolve_tool_name
+from agentrun.repair.result import Correction, RejectionReason, ToolRejection, valid_json_or_empty
+from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
+from agentrun.toolset import ToolSpec
+
+__all__ = ["correct", "validate_direct"]
+
+_MAX_EVENT_TEXT = 4000
+
+
+def _clip(text: str | None) -> str | None:
+    if text is None or len(text) <= _MAX_EVENT_TEXT:
+        return text
+    return text[:_MAX_EVENT_TEXT] + f"... [{len(text) - _MAX_EVENT_TEXT} more chars]"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False)
+
+
+@dataclass
+class _Candidate:
+    id: str
+    name: str
+    arguments: str | dict[str, Any]
+    origin: str  # "native" | "content" | "reasoning"
+    strict: bool = True
+    closed: bool = True
+    span: tuple[int, int] | None = None
+    family: str = "native"
+    source_text: str = ""
+
+
+@dataclass
+class _Run:
+    """Mutable state of one ``correct`` call (never escapes it)."""
+
+    tools: dict[str, ToolSpec]
+    hit_limit: bool
+    events: list[RepairEvent] = field(default_factory=list)
+    calls: list[ParsedCall] = field(default_factory=list)
+    rejected: list[ToolRejection] = field(default_factory=list)
+    cut_off: bool = False
+
+    def event(
+        self, kind: Any, call_id: str | None, before: str | None, after: str | None, detail: str = ""
+    ) -> None:
+        self.events.append(
+            RepairEvent(kind=kind, call_id=call_id, before=_clip(before), after=_clip(after), detail=detail)
+        )
+
+    def reject(self, cand: _Candidate, reason: RejectionReason, message: str, **kw: Any) -> None:
+        raw = cand.arguments if isinstance(cand.arguments, str) else _dump(cand.arguments)
+        rej = ToolRejection(cand.id, cand.name, reason, message, arguments=valid_json_or_empty(raw), **kw)
+        self.rejected.append(rej)
+        kind = "truncated" if reason == "truncated" else "validation_feedback"
+        self.event(kind, cand.id, raw, message, detail=reason)
+
+
+def _text_id(origin: str, index: int, text: str) -> str:
+    digest = hashlib.sha1(f"{origin}:{index}:{text}".encode()).hexdigest()[:16]
+    return f"call_{digest}"
+
+
+def _candidates_from_text(
+    text: str, origin: str, *, loose: bool, known: set[str]
+) -> tuple[list[_Candidate], str | None]:
+    """Candidates in ``text`` and the text left once they are cut out."""
+    cands: list[_Candidate] = []
+    spans: list[tuple[int, int]] = []
+    for group in find_text_calls(text, loose=loose):
+        kept = [f for f in group if f.strict or _loose_is_call(f, known)]
+        if not kept:
+            continue
+        spans.append((group[0].start, group[0].end))
+        for f in kept:
+            cid = _text_id(origin, len(cands), text[f.start : f.end])
+            cands.append(_candidate_from_found(f, cid, origin, text[f.start : f.end]))
+    return cands, remove_spans(text, spans)
+
+
+def _loose_is_call(found: Found, known: set[str]) -> bool:
+    """A loose candidate is a call only for a known tool (after name rules) with object arguments."""
+    if resolve_tool_name(found.name, known)[0] is None:
+        return False
+    if isinstance(found.arguments, dict):
+        return True
+    text = found.arguments.strip()
+    return text.startswith("{") or text.startswith('"{') or "'name'" in text or '"name"' in text
+
+
+def _candidate_from_found(f: Found, cid: str, origin: str, source: str) -> _Candidate:
+    return _Candidate(
+        cid, f.name, f.arguments, origin, f.strict, f.closed, (f.start, f.end), f.family, source
+    )
+
+
+_EDITOR_COMMANDS = {
+    "view": "read_file",
+    "create": "write_file",
+    "str_replace": "edit_file",
+    "insert": "edit_file",
+}
+
+
+def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSpec | None:
+    name, how = resolve_tool_name(cand.name, run.tools)
+    if normalize_name(cand.name) in ("str_replace_editor", "str_replace_based_edit_tool") and args:
+        by_command = _EDITOR_COMMANDS.get(str(args.get("command")))
+        if by_command in run.tools:
+            name, how = by_command, "editor command"
+    if name is None:
+        listing = ", ".join(sorted(run.tools))
+        run.reject(cand, "unknown_tool", f"Unknown tool {cand.name!r}. Available tools: {listing}.")
+        return None
+    if how != "exact":
+        run.event("unknown_tool", cand.id, cand.name, name, detail=how)
+        cand.name = name
+    return run.tools[name]
+
+
+def _parse(run: _Run, cand: _Candidate) -> list[dict[str, Any]] | None:
+    if isinstance(cand.arguments, dict):
+        return [dict(cand.arguments)]
+    parsed = parse_arguments(cand.arguments)
+    cut = parsed.cut_off or not cand.closed
+    if run.hit_limit and cut:
+        run.cut_off = True
+        run.reject(
+            cand,
+            "truncated",
+            f"The call to {cand.name!r} was cut off at the output token limit and was not run.",
+        )
+        return None
+    if not parsed.ok:
+        message = (
+            f"The arguments of {cand.name!r} are not valid JSON ({parsed.error}). "
+            "Send the call again with arguments as one JSON object; escape quotes and newlines inside strings."
+        )
+        run.reject(cand, "invalid_json", message)
+        return None
+    if parsed.fixes:
+        after = "".join(_dump(o) for o in parsed.objects)
+        run.event("invalid_json", cand.id, cand.arguments, after, detail=",".join(parsed.fixes))
+    return parsed.objects
+
+
+def _typed(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
+    props = spec.parameters.get("properties") or {}
+    return {
+        k: typed_from_text(str(v), props.get(k)) if isinstance(v, RawText) else v for k, v in args.items()
+    }
+
+
+def _finish(run: _Run, cand: _Candidate, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:
+    coerced = coerce_arguments(_typed(args, spec), spec.parameters)
+    for fix, before, after in coerced.changes:
+        run.event("schema_coercion", call_id, before, after, detail=fix)
+    problems = validate_arguments(coerced.arguments, spec.parameters)
+    if problems:
+        detail = "; ".join(f"field {f!r}: expected {exp}, got {got}" for f, exp, got in problems)
+        message = f"The call to {spec.name!r} was not run: {detail}. Send it again with corrected arguments."
+        first = problems[0]
+        sub = _Candidate(call_id, spec.name, coerced.arguments, cand.origin)
+        run.reject(sub, "schema", message, field=first[0], expected=first[1])
+        return
+    run.calls.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
+
+
+def _process(run: _Run, cand: _Candidate) -> None:
+    objects = _parse(run, cand)
+    if objects is None:
+        return
+    spec = _resolve(run, cand, objects[0] if objects else None)
+    if spec is None:
+        return
+    if cand.origin != "native":
+        after = _dump({"name": spec.name, "arguments": objects[0] if len(objects) == 1 else objects})
+        run.event(
+            "text_tool_call", cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}"
+        )
+    for k, args in enumerate(objects):
+        _finish(run, cand, cand.id if k == 0 else f"{cand.id}_{k}", spec, args)
+
+
+def _dedupe(run: _Run) -> None:
+    seen: dict[str, str] = {}
+    unique: list[ParsedCall] = []
+    for call in run.calls:
+        key = _dump([call.name, call.arguments])
+        if key in seen:
+            run.event("duplicate_call", call.id, key, None, detail=f"same as {seen[key]}")
+            continue
+        seen[key] = call.id
+        unique.append(call)
+    run.calls = unique
+
+
+def correct(
+    message: Message,
+    tools: Sequence[ToolSpec],
+    *,
+    finish_reason: str | None = None,
+    completion_tokens: int | None = None,
+    max_tokens: int | None = None,
+) -> Correction:
+    """Repair one assistant reply (corrected mode); pure, never raises.
+
+    ``finish_reason``/``completion_tokens``/``max_tokens`` detect a reply cut off at the token
+    limit even when the server reports ``tool_calls`` (vLLM #53269).
+    """
+    try:
+        return _correct(message, tools, finish_reason, completion_tokens, max_tokens)
+    except Exception as exc:  # never raise into the agent loop: fall back to no repair
+        fallback = validate_direct(message, tools)
+        event = RepairEvent(
+            kind="validation_feedback", detail=f"corrector failed ({type(exc).__name__}: {exc}); used direct"
+        )
+        return Correction(fallback.calls, fallback.content, (*fallback.events, event), fallback.rejected)
+
+
+def _correct(
+    message: Message,
+    tools: Sequence[ToolSpec],
+    finish_reason: str | None,
+    completion_tokens: int | None,
+    max_tokens: int | None,
+) -> Correction:
+    hit_limit = finish_reason == "length" or bool(
+        max_tokens and completion_tokens is not None and completion_tokens >= max_tokens
+    )
+    run = _Run({t.name: t for t in tools}, hit_limit)
+    known = set(run.tools)
+    content, think = split_think(message.content)
+    reasoning = "\n".join(t for t in (message.reasoning or "", think) if t)
+    cands = [_Candidate(c.id, c.name, c.arguments, "native") for c in message.tool_calls]
+    found, content = _candidates_from_text(content or "", "content", loose=not cands, known=known)
+    cands += found
+    if not cands and reasoning:
+        cands, _ = _candidates_from_text(reasoning, "reasoning", loose=False, known=known)
+    for cand in cands:
+        _process(run, cand)
+    _dedupe(run)
+    content = content if content and content.strip() else None
+    visible = content is not None
+    truncated = finish_reason == "length" or run.cut_off or (hit_limit and not run.calls and not visible)
+    if truncated:
+        return _truncated(run, content, reasoning)
+    reasoning_only = bool(reasoning.strip()) and not visible and not run.calls and not run.rejected
+    if reasoning_only:
+        run.event(
+            "reasoning_only", None, _clip(reasoning), None, detail="reasoning but no visible answer or call"
+        )
+    return Correction(
+        tuple(run.calls),
+        content,
+        tuple(run.events),
+        tuple(run.rejected),
+        False,
+        reasoning_only,
+        reasoning or None,
+    )
+
+
+def _truncated(run: _Run, content: str | None, reasoning: str) -> Correction:
+    """A reply cut off at the token limit runs nothing: its calls go back as ``truncated``."""
+    for call in run.calls:
+        run.reject(
+            _Candidate(call.id, call.name, call.arguments, "native"),
+            "truncated",
+            f"The reply was cut off at the output token limit; the call to {call.name!r} was not run.",
+        )
+    if not run.rejected:
+        run.event("truncated", None, _clip(content or reasoning), None, detail="reply cut off at max_tokens")
+    return Correction((), content, tuple(run.events), tuple(run.rejected), True, False, reasoning or None)
+
+
+def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
+    """Direct mode: the calls exactly as served, no repair; content is never scanned.
+
+    An unknown tool or arguments that are not a JSON object become a rejection (the model
+    gets an error result), as an agent with no corrector would do.
+    """
+    known = {t.name for t in tools}
+    calls: list[ParsedCall] = []
+    rejected: list[ToolRejection] = []
+    events: list[RepairEvent] = []
+    for c in message.tool_calls:
+        reason: RejectionReason | None = None
+        try:
+            args = json.loads(c.arguments or "{}")
+        except (ValueError, TypeError) as exc:
+            reason, text = "invalid_json", f"The arguments of {c.name!r} are not valid JSON: {exc}."
+        else:
+            if not isinstance(args, dict):
+                reason, text = "invalid_json", f"The arguments of {c.name!r} must be a JSON object."
+        if reason is None and c.name not in known:
+            reason, text = (
+                "unknown_tool",
+                f"Unknown tool {c.name!r}. Available tools: {', '.join(sorted(known))}.",
+            )
+        if reason is None:
+            calls.append(ParsedCall(id=c.id, name=c.name, arguments=args))
+            continue
+        rejected.append(ToolRejection(c.id, c.name, reason, text, arguments=valid_json_or_empty(c.arguments)))
+        events.append(
+            RepairEvent(
+                kind="validation_feedback", call_id=c.id, before=_clip(c.arguments), after=text, detail=reason
+            )
+        )
+    return Correction(
+        tuple(calls), message.content, tuple(events), tuple(rejected), reasoning=message.reasoning
+    )
