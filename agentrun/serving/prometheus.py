@@ -37,7 +37,10 @@ FIGURES: dict[str, tuple[Series, ...]] = {
     # counters: token counts (prefix caches count tokens, not blocks)
     "prompt_tokens": (_s("vllm:prompt_tokens_total"),),
     "generation_tokens": (_s("vllm:generation_tokens_total"),),
-    "prefix_cache_queries": (_s("vllm:prefix_cache_queries_total"), _s("vllm:gpu_prefix_cache_queries_total")),
+    "prefix_cache_queries": (
+        _s("vllm:prefix_cache_queries_total"),
+        _s("vllm:gpu_prefix_cache_queries_total"),
+    ),
     "prefix_cache_hits": (_s("vllm:prefix_cache_hits_total"), _s("vllm:gpu_prefix_cache_hits_total")),
     "external_prefix_cache_queries": (_s("vllm:external_prefix_cache_queries_total"),),
     "external_prefix_cache_hits": (_s("vllm:external_prefix_cache_hits_total"),),
@@ -121,7 +124,9 @@ def parse_counters(text: str, *, model: str | None = None) -> ServerCounters:
     for figure, candidates in FIGURES.items():
         for series_name, required in candidates:
             matches = [
-                v for labels, v in seen.get(series_name, ()) if all(labels.get(k) == w for k, w in required.items())
+                v
+                for labels, v in seen.get(series_name, ())
+                if all(labels.get(k) == w for k, w in required.items())
             ]
             if matches:
                 values[figure] = float(sum(matches))
@@ -165,8 +170,12 @@ def derived(d: Mapping[str, float]) -> dict[str, float]:
         "spec_decode_acceptance_rate": _ratio(
             d.get("spec_decode_accepted_tokens"), d.get("spec_decode_draft_tokens")
         ),
-        "kv_offload_store_gbps": _ratio(d.get("kv_offload_store_bytes"), d.get("kv_offload_store_seconds"), 1e-9),
-        "kv_offload_load_gbps": _ratio(d.get("kv_offload_load_bytes"), d.get("kv_offload_load_seconds"), 1e-9),
+        "kv_offload_store_gbps": _ratio(
+            d.get("kv_offload_store_bytes"), d.get("kv_offload_store_seconds"), 1e-9
+        ),
+        "kv_offload_load_gbps": _ratio(
+            d.get("kv_offload_load_bytes"), d.get("kv_offload_load_seconds"), 1e-9
+        ),
     }
     accepted_per_draft = _ratio(d.get("spec_decode_accepted_tokens"), d.get("spec_decode_drafts"))
     if accepted_per_draft is not None:
