@@ -19,10 +19,13 @@ from agentrun.messages import Completion, Message
 REDACTED = "[REDACTED]"
 _MIN_SECRET_LEN = 8  # shorter "keys" (EMPTY, dummy, x) guard nothing and would mangle text
 _CREDENTIAL_PATTERNS = (
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]+=*"), r"\1 " + REDACTED),
+    (re.compile(r"(?i)\b(bearer|basic)\s+(?!\[REDACTED\])[A-Za-z0-9\-._~+/]{8,}=*"), r"\1 " + REDACTED),
     (
-        re.compile(r"(?i)\b(authorization|api[-_]?key|x-api-key)(\"?\s*[:=]\s*\"?)[^\s\"',}]+"),
-        r"\1\2" + REDACTED,
+        re.compile(
+            r"(?i)((?:authorization|api[-_]?key)\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token)\s+)?+)"
+            r"(?!\[REDACTED\])[^\s\"',}]+"
+        ),
+        r"\1" + REDACTED,
     ),
 )
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
@@ -48,7 +49,8 @@ class _SwallowWhileExporting(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(_state, "quiet", False):
-            _state.last = record.getMessage()
+            if _state.first is None:  # the first record names the cause; later ones say "gave up"
+                _state.first = record.getMessage()
             return False
         return True
 
@@ -65,7 +67,7 @@ def _install_filter() -> None:
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    _state.quiet, _state.last = True, None
+    _state.quiet, _state.first = True, None
     try:
         yield
     finally:
@@ -73,18 +75,24 @@ def _quiet() -> Iterator[None]:
 
 
 class _FailureReporter:
-    """Turns the first failed export to an endpoint into one warning for the process."""
+    """Turns the first failed export to a collector into one warning for the process.
+
+    Keyed by the collector (host and port), so traces and metrics failing against the same
+    unreachable collector, or several runs in one process, still warn once.
+    """
 
     def __init__(self, signal: Signal, endpoint: str, redact: Redactor, jsonl_path: Path) -> None:
         self.signal, self.endpoint, self._redact, self._jsonl_path = signal, endpoint, redact, jsonl_path
+        self._collector = urlsplit(endpoint).netloc or endpoint
         self.failures = 0
 
     def failed(self, reason: str | None) -> None:
         self.failures += 1
+        log.debug("telemetry: %s export to %s failed: %s", self.signal, self.endpoint, reason)
         with _warned_lock:
-            if self.endpoint in _warned:
+            if self._collector in _warned:
                 return
-            _warned.add(self.endpoint)
+            _warned.add(self._collector)
         log.warning(
             "telemetry: cannot export %s to OTLP collector %s (%s); spans are still written to %s. "
             "Further export errors for this endpoint are not reported.",
@@ -105,7 +113,7 @@ class QuietSpanExporter(SpanExporter):
         with _quiet():
             try:
                 result = self._inner.export(spans)
-                reason = getattr(_state, "last", None)
+                reason = getattr(_state, "first", None)
             except Exception as exc:
                 result, reason = SpanExportResult.FAILURE, repr(exc)
         if result is not SpanExportResult.SUCCESS:
@@ -139,7 +147,7 @@ class QuietMetricExporter(MetricExporter):
         with _quiet():
             try:
                 result = self._inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
-                reason = getattr(_state, "last", None)
+                reason = getattr(_state, "first", None)
             except Exception as exc:
                 result, reason = MetricExportResult.FAILURE, repr(exc)
         if result is not MetricExportResult.SUCCESS:

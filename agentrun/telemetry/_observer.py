@@ -443,9 +443,8 @@ class OTelObserver:
         self._tracer_provider.shutdown()
 
     def _finish_metrics(self) -> None:
-        timeout_ms = self.config.flush_timeout_s * 1000
-        self._meter_provider.force_flush(timeout_ms)
-        self._meter_provider.shutdown(timeout_ms)
+        # shutdown collects and exports one last time; a force_flush first would export twice
+        self._meter_provider.shutdown(self.config.flush_timeout_s * 1000)
 
     def _bounded(self, *jobs: Callable[[], None]) -> None:
         """Run ``jobs`` in parallel daemon threads; give up waiting after ``flush_timeout_s``."""
