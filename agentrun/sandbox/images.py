@@ -120,13 +120,12 @@ def ensure_sandbox_base(
         shutil.copytree(data_dir("sandboxes") / "base", context, dirs_exist_ok=True)
         for source, name in ((HOST_CA_BUNDLE, "host-ca.crt"), (HOST_PIP_CONF, "pip.conf")):
             (context / name).write_bytes(source.read_bytes() if source.is_file() else b"")
-        inputs = _folder_hash(context, extra=f"{wanted} {_image_id(client, parent)}")
+        inputs = _folder_hash(context, extra=f"{wanted} {parent} {_image_id(client, parent)}")
         if _labels(client, SANDBOX_BASE_IMAGE).get(INPUTS_LABEL) == inputs:
             return SANDBOX_BASE_IMAGE
         _say(on_log, f"building {SANDBOX_BASE_IMAGE} FROM {parent}")
-        build_image(
-            client, context, SANDBOX_BASE_IMAGE, {"BASE_IMAGE": parent}, {INPUTS_LABEL: inputs}, on_log
-        )
+        labels = {INPUTS_LABEL: inputs, REQUESTED_LABEL: wanted, PARENT_LABEL: parent}
+        build_image(client, context, SANDBOX_BASE_IMAGE, {"BASE_IMAGE": parent}, labels, on_log)
     return SANDBOX_BASE_IMAGE
 
 

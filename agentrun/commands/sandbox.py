@@ -1,0 +1,57 @@
+"""`agentrun sandbox build | prune`: sandbox images, and leftover containers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agentrun.errors import TaskError
+
+console = Console(highlight=False)
+
+
+def build(
+    tasks: Annotated[
+        list[str] | None, typer.Argument(help="task names or folders (default: all tasks)")
+    ] = None,
+    base_image: Annotated[
+        str | None,
+        typer.Option("--base-image", help="image the sandbox base is built FROM (default python:3.12-slim)"),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show every build log line")] = False,
+) -> None:
+    """Build the sandbox base image and each task's image (only what is missing)."""
+    from agentrun.sandbox.images import ensure_sandbox_base, ensure_task_image
+    from agentrun.tasks import list_tasks, load_task
+
+    names = tasks or list_tasks()
+    if not names:
+        raise TaskError("no tasks found; pass a task folder")
+    specs = [load_task(name) for name in names]
+
+    def on_log(line: str) -> None:
+        if verbose or line.startswith(("Step ", "building ", "base image ", "cannot pull", "using ", "==> ")):
+            console.print(f"  [dim]{line}[/dim]")
+
+    console.print(f"[bold]sandbox base[/bold]: {ensure_sandbox_base(base_image, on_log)}")
+    for spec in specs:
+        console.print(
+            f"[bold]{spec.name}[/bold]: {ensure_task_image(spec, base_image=base_image, on_log=on_log)}"
+        )
+
+
+def prune_containers() -> None:
+    """Remove every container agentrun left behind (label agentrun=1)."""
+    from agentrun.sandbox.docker import prune
+
+    count = prune()
+    console.print(f"removed {count} agentrun container{'s' if count != 1 else ''}")
+
+
+def register(app: typer.Typer) -> None:
+    sandbox = typer.Typer(help="Sandbox images and containers.", no_args_is_help=True)
+    sandbox.command("build")(build)
+    sandbox.command("prune")(prune_containers)
+    app.add_typer(sandbox, name="sandbox")
