@@ -151,7 +151,7 @@ def calls_from_json_text(
             for n, a in pairs
         ]
     named = _NAME_GUESS_RE.search(body)
-    if not (strict or (guess and named)):
+    if not (strict or (guess and named and not decoded.values)):
         return []
     name = named.group(1) if named else ""
     return [Found(name, body, start, end, family, strict=strict, closed=closed)]

@@ -150,7 +150,7 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             name = stripped.split("<arg_key>", 1)[0].strip()
             if not re.fullmatch(r"[\w.\-]+", name):
                 continue
-            args = {k.strip(): RawText(v.strip()) for k, v in _GLM_ARG_RE.findall(body)}
+            args = {k.strip(): RawText(v) for k, v in _GLM_ARG_RE.findall(body)}
             found.append(Found(name, args, start, end, "glm", closed=closed))
     return found
 

@@ -82,4 +82,4 @@ def split_think(content: str | None) -> tuple[str | None, str]:
     m = _THINK_RE.match(content)
     if m is None:
         return content, ""
-    return content[m.end() :], m.group(1)
+    return content[m.end() :].strip() or None, m.group(1)

@@ -338,44 +338,43 @@ def _guarded_json_repair(text: str) -> Any:
     return value if repair_is_faithful(text, value) else None
 
 
-_LITERAL_RE = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\b(?:true|false|null|True|False|None)\b")
-_STRUCTURE_RE = re.compile(r"[\s{}\[\]:,\"'`]*")
-
-
-def _strings_of(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [str(k), *_strings_of(v)]]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings_of(v)]
-    return []
+_Q = r"(?:\"\"\"|'''|\"|'|`)?"
+_SEP = r"\s*,?\s*"
 
 
 def _forms(s: str) -> list[str]:
     """How a string value may appear in the raw text: as written, JSON-escaped, Python-escaped."""
-    forms = [s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1], repr(s)[1:-1]]
-    return sorted(set(forms), key=len, reverse=True)
+    forms = {s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1], repr(s)[1:-1]}
+    return sorted(forms, key=len, reverse=True)
+
+
+def _pattern(value: Any) -> str:
+    if isinstance(value, str):
+        return _Q + "(?:" + "|".join(re.escape(f) for f in _forms(value)) + ")" + _Q
+    if isinstance(value, bool):
+        return "(?:true|True)" if value else "(?:false|False)"
+    if value is None:
+        return "(?:null|None)"
+    if isinstance(value, int | float):
+        return _Q + r"[-+0-9.eE]+" + _Q
+    if isinstance(value, list):
+        return r"\[\s*" + _SEP.join(_pattern(v) for v in value) + r"\s*,?\s*\]?"
+    if isinstance(value, dict):
+        items = (_pattern(str(k)) + r"\s*:\s*" + _pattern(v) for k, v in value.items())
+        return r"\{\s*" + _SEP.join(items) + r"\s*,?\s*\}?"
+    return r"(?!)"
 
 
 def repair_is_faithful(raw: str, repaired: Any) -> bool:
-    """True when every character of ``raw`` is accounted for by ``repaired``.
+    """True when ``raw`` reads, in order, as exactly the keys and values of ``repaired``.
 
-    Each key and string value must occur verbatim (modulo JSON or Python escaping) in the raw
-    text; once all of them, and the numbers and literals, are cut out, only brackets, quotes,
-    commas, colons and whitespace may remain. So a repair that drops part of a file's content
-    or splits a shell command at an unescaped quote (json_repair #44/#46/#132) is refused.
+    Every key and string value must occur verbatim (modulo JSON or Python escaping, and its
+    quotes) in the raw text, in the same order and nesting, separated only by whitespace,
+    commas, colons (between a key and its value) and brackets. So a repair that drops part of
+    a file's content, or splits a shell command at an unescaped quote into new keys
+    (json_repair #44/#46/#132), is refused and goes back to the model.
     """
-    rest = raw
-    for s in sorted(_strings_of(repaired), key=len, reverse=True):
-        if not s:
-            continue
-        for form in _forms(s):
-            pos = rest.find(form)
-            if pos >= 0:
-                rest = rest[:pos] + " " + rest[pos + len(form) :]
-                break
-        else:
-            return False
-    rest = _LITERAL_RE.sub(" ", rest)
-    return _STRUCTURE_RE.fullmatch(rest) is not None
+    try:
+        return re.fullmatch(_pattern(repaired), raw.strip(), re.DOTALL) is not None
+    except (re.error, RecursionError):
+        return False

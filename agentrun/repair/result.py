@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentrun.errors import ToolErrorKind
 from agentrun.messages import Message, ParsedCall, RepairEvent, ToolCall
 
 __all__ = [
@@ -46,6 +47,24 @@ class ToolRejection:
     field: str | None = None
     expected: str | None = None
     arguments: str = "{}"
+
+    @property
+    def name(self) -> str:
+        """The tool name (alias of ``tool_name``, as ``ToolResult`` calls it)."""
+        return self.tool_name
+
+    @property
+    def error(self) -> ToolErrorKind:
+        """The ``ToolErrorKind`` of the tool result that reports this rejection."""
+        return _ERROR_KINDS[self.reason]
+
+
+_ERROR_KINDS: dict[str, ToolErrorKind] = {
+    "unknown_tool": "unknown_tool",
+    "invalid_json": "parsing",
+    "schema": "validation",
+    "truncated": "truncated",
+}
 
 
 @dataclass(frozen=True)
