@@ -31,6 +31,8 @@ from agentrun.replay.script import LABEL, MAX_RETRIES, Script, ScriptTurn, plan_
 
 __all__ = ["FaultInjector", "PromptCache", "ReplayServer", "RequestRecord"]
 
+_POLL_S = 0.05  # how often serve_forever looks for a stop request; stop() waits up to this long
+
 
 class FaultInjector(Protocol):
     """Turns a clean scripted turn into what a flawed model would send."""
@@ -331,7 +333,9 @@ class ReplayServer:
         """Serve on a background thread; returns once the socket accepts connections."""
         self.bind()
         assert self._httpd is not None
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="replay-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(_POLL_S,), name="replay-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -340,7 +344,7 @@ class ReplayServer:
         self.bind()
         assert self._httpd is not None
         try:
-            self._httpd.serve_forever()
+            self._httpd.serve_forever(_POLL_S)
         finally:
             self._close()
 

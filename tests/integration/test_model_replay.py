@@ -166,20 +166,27 @@ def test_openai_model_assembles_reply_usage_and_cached_tokens() -> None:
 
 
 def test_timings_match_the_configured_delays() -> None:
+    """Client-measured ttft, ttfvt and e2e are within 10 ms of the schedule. Scheduling noise
+    on a busy machine only ever adds time, so the best of three requests is compared."""
     ttft, delay = 0.2, 0.01
-    with ReplayServer(Script(turns=[TURN] * 3), ttft=ttft, token_delay=delay) as server:
+    with ReplayServer(Script(turns=[TURN] * 4), ttft=ttft, token_delay=delay) as server:
         model = _fast_model(server.base_url)
         model.complete(USER, TOOLS)  # warm-up: the first request also pays for the connection
-        got = model.complete(USER, TOOLS)
+        got = [model.complete(USER, TOOLS) for _ in range(3)]
         model.close()
-    t, n = got.timings, got.usage.completion_tokens
-    assert n > 10
-    assert t.ttft_s is not None and t.ttfvt_s is not None and t.decode_tps is not None
-    assert -0.001 < t.ttft_s - ttft < 0.010
-    assert -0.001 < t.ttfvt_s - (ttft + 5 * delay) < 0.010  # visible output after the 5 reasoning tokens
-    assert -0.001 < t.e2e_s - (ttft + (n - 1) * delay) < 0.010
-    assert t.decode_tps == pytest.approx(1 / delay, rel=0.1)
-    assert abs(t.started_at - time.time()) < 5
+    n = got[0].usage.completion_tokens
+    assert n > 10 and all(g.usage.completion_tokens == n for g in got)
+    timings = [g.timings for g in got]
+    ttfts = [t.ttft_s for t in timings if t.ttft_s is not None]
+    ttfvts = [t.ttfvt_s for t in timings if t.ttfvt_s is not None]
+    tps = sorted(t.decode_tps for t in timings if t.decode_tps is not None)
+    assert len(ttfts) == len(ttfvts) == len(tps) == 3
+    assert -0.001 < min(ttfts) - ttft < 0.010
+    assert -0.001 < min(ttfvts) - (ttft + 5 * delay) < 0.010  # visible output after the 5 reasoning tokens
+    assert -0.001 < min(t.e2e_s for t in timings) - (ttft + (n - 1) * delay) < 0.010
+    assert tps[1] == pytest.approx(1 / delay, rel=0.1)
+    assert all(t.ttft_s < t.ttfvt_s < t.e2e_s for t in timings if t.ttft_s and t.ttfvt_s)
+    assert abs(timings[0].started_at - time.time()) < 5
 
 
 def test_max_tokens_cuts_the_reply_with_finish_reason_length(replay: ReplayServer) -> None:
