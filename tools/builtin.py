@@ -415,6 +415,11 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> 
                     eof = True
                     break
                 capture.add(chunk)
+        if eof and exited_at is None:  # output closed (e.g. coreutils close stdout) before exit
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+            except subprocess.TimeoutExpired:
+                timed_out = True
     finally:
         _kill_group(proc.pid)  # timeout, or leftovers of a finished command (also fork bombs)
         proc.wait()

@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -69,11 +70,15 @@ def connect(timeout: int | None = 60) -> docker.DockerClient:
     return client
 
 
-def prune(client: docker.DockerClient | None = None) -> int:
-    """Remove every container labelled ``agentrun`` (leftovers of crashed runs); return how many."""
+def prune(client: docker.DockerClient | None = None, *, run_id: str | None = None) -> int:
+    """Remove every container labelled ``agentrun`` (leftovers of crashed runs); return how many.
+
+    ``run_id`` limits it to one run's containers.
+    """
     client = client or connect()
+    filters = [f"{LABEL}=1"] + ([f"{LABEL}.run_id={run_id}"] if run_id else [])
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    for container in client.containers.list(all=True, filters={"label": filters}):
         with contextlib.suppress(NotFound):
             container.remove(force=True)
             removed += 1
@@ -292,25 +297,58 @@ class DockerSandbox:
             return
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
-            tar.add(src, arcname=".", filter=lambda info: _owned(info, self.user))
-        self.exec(f"mkdir -p '{dest}'", timeout=30)
-        if not self.container.put_archive(dest, buffer.getvalue()):
-            raise SandboxError(f"could not copy {src} to {dest} in the sandbox")
+            tar.add(src, arcname=".", filter=_anonymous)
+        # put_archive cannot see tmpfs mounts and the root filesystem is read-only, so the
+        # tar goes through an exec's stdin and is unpacked as the sandbox user.
+        code, output = self._exec_with_stdin(
+            ["sh", "-c", 'mkdir -p "$1" && tar -xf - -C "$1" --no-same-owner', "sh", dest], buffer.getvalue()
+        )
+        if code != 0:
+            raise SandboxError(f"could not copy {src} to {dest} in the sandbox: {output.strip()[:300]}")
+
+    def _exec_with_stdin(self, argv: list[str], data: bytes, timeout: float = 300) -> tuple[int, str]:
+        api = self.client.api
+        exec_id = api.exec_create(self.container.id, argv, stdin=True, user=self.user, workdir="/workspace")[
+            "Id"
+        ]
+        response = api.exec_start(exec_id, socket=True)
+        sock: socket.socket = getattr(response, "_sock", response)
+        try:
+            sock.settimeout(timeout)
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+            received = bytearray()
+            while chunk := sock.recv(65536):
+                received += chunk
+        finally:
+            with contextlib.suppress(OSError):
+                response.close()
+            sock.close()
+        output = b"".join(payload for _, payload in _frames(bytes(received))).decode(errors="replace")
+        return int(api.exec_inspect(exec_id)["ExitCode"] or 0), output
 
     def read_file(self, path: str) -> bytes:
         """Read a file as the container sees it (symlinks resolved inside the container, never on the host)."""
         self._check_open()
         try:
             stream, _ = self.container.get_archive(path)
-        except NotFound:
-            raise FileNotFoundError(path) from None
+        except NotFound:  # maybe on a tmpfs, which the archive API cannot see
+            return self._cat(path)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
             member = tar.next()
+            if member is not None and member.issym():
+                return self._cat(path)
             if member is None or not member.isfile():
                 raise IsADirectoryError(path) if member and member.isdir() else FileNotFoundError(path)
             extracted = tar.extractfile(member)
             assert extracted is not None
             return extracted.read()
+
+    def _cat(self, path: str) -> bytes:
+        code, (out, err) = self.container.exec_run(["cat", "--", path], user=self.user, demux=True)
+        if code != 0:
+            raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
+        return out or b""
 
     # --- git -----------------------------------------------------------------------------
 
@@ -493,11 +531,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-.")[:40] or "run"
 
 
-def _owned(info: tarfile.TarInfo, user: str) -> tarfile.TarInfo:
-    uid, _, gid = user.partition(":")
-    info.uid, info.gid = int(uid), int(gid or uid)
+def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
     info.uname = info.gname = ""
     return info
+
+
+def _frames(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Split a finished multiplexed exec stream into (stream id, payload) frames."""
+    offset = 0
+    while offset + 8 <= len(data):
+        stream, size = struct.unpack(">BxxxL", data[offset : offset + 8])
+        yield stream, data[offset + 8 : offset + 8 + size]
+        offset += 8 + size
 
 
 def _chown_tree(folder: Path, uid: int, gid: int) -> None:
