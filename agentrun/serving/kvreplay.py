@@ -265,7 +265,10 @@ def verdict(replay: dict[str, Any], *, shared_fraction: float, metrics: bool) ->
 
 
 def _tier_warnings(
-    cfg: KVReplayConfig, seq_before: ServerCounters | None, seq_after: ServerCounters | None
+    cfg: KVReplayConfig,
+    seq_before: ServerCounters | None,
+    seq_after: ServerCounters | None,
+    sequence_tokens: int,
 ) -> tuple[dict[str, Any], list[str]]:
     """GPU and CPU tier sizes in tokens (flags first, then what the server says) and warnings."""
     gpu = cfg.gpu_kv_tokens or (seq_after.gpu_kv_tokens if seq_after else None)
@@ -293,10 +296,10 @@ def _tier_warnings(
             f"the CPU tier (~{cpu:,} tokens) is not larger than the GPU KV tier ({gpu:,} tokens): "
             "it cannot hold what the GPU evicts, so this is not a valid reload test"
         )
-    if gpu and cfg.requests * cfg.target_tokens <= gpu:
+    if gpu and sequence_tokens <= gpu:
         warnings.append(
-            f"the sequence ({cfg.requests} x {cfg.target_tokens:,} planned tokens) fits in the GPU KV cache "
-            f"({gpu:,} tokens): request 0 will probably not be evicted"
+            f"the whole sequence ({sequence_tokens:,} prompt tokens over {cfg.requests} requests) fits in the "
+            f"GPU KV cache ({gpu:,} tokens): request 0 was probably never evicted"
         )
     sizes = {"gpu_kv_cache_tokens": gpu, "cpu_offload_tokens": cpu, "bytes_per_stored_token": bytes_per_token}
     return sizes, warnings
@@ -316,6 +319,7 @@ def run_kv_replay(cfg: KVReplayConfig, *, progress: Callable[[str], None] | None
         return [Message(role="user", content=text)]
 
     with OpenAIModel(cfg.base_url, cfg.model, api_key=cfg.api_key) as model:
+        model.check_reachable()  # ServerUnreachable (one line, exit 2) before any measurement
         seq_before = probe.snapshot()
         completions = []
         for i in range(cfg.requests):
@@ -327,7 +331,8 @@ def run_kv_replay(cfg: KVReplayConfig, *, progress: Callable[[str], None] | None
         replay_after = probe.snapshot()
     metrics = seq_after is not None and replay_after is not None
     replay = _replay_record(cfg, replayed, seq_after, replay_after)
-    sizes, warnings = _tier_warnings(cfg, seq_before, seq_after)
+    sequence_tokens = sum(c.usage.prompt_tokens + c.usage.completion_tokens for c in completions)
+    sizes, warnings = _tier_warnings(cfg, seq_before, seq_after, sequence_tokens)
     if not metrics:
         warnings.append(f"no server metrics at {probe.url}: the tier that served the replay is unknown")
     shared_fraction = cfg.shared_prefix_tokens / cfg.target_tokens if cfg.target_tokens else 0.0

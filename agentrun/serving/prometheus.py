@@ -199,8 +199,9 @@ def metrics_url(url: str) -> str:
 class MetricsProbe:
     """Reads a server's ``/metrics``; ``snapshot()`` returns ``None`` when it cannot.
 
-    The first failure logs one warning on the ``agentrun.serving`` logger; later failures
-    are silent. ``available`` is False once a scrape has failed and none has succeeded since.
+    ``model`` keeps the samples labelled with that ``model_name`` (all samples if none
+    carries it). The first failure logs one warning on the ``agentrun.serving`` logger;
+    later failures are silent. ``available`` is False once a scrape has failed and none has succeeded since.
     """
 
     def __init__(self, url: str, *, model: str | None = None, timeout_s: float = 5.0) -> None:
@@ -218,7 +219,10 @@ class MetricsProbe:
 
     def snapshot(self) -> ServerCounters | None:
         try:
-            counters = parse_counters(self.fetch_text(), model=self.model)
+            text = self.fetch_text()
+            counters = parse_counters(text, model=self.model)
+            if self.model is not None and not counters.values:  # served under another name
+                counters = parse_counters(text)
         except (OSError, ValueError, urllib.error.URLError) as exc:
             self.available = False
             if not self._warned:

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from agentrun.cli import app
 from agentrun.replay import ReplayServer, Script
 from agentrun.serving.kvreplay import VERDICT_CPU, VERDICT_GPU, KVReplayConfig, run_kv_replay
 from agentrun.serving.kvsim import KVCacheSimulator
@@ -118,20 +120,21 @@ def test_cli_kv_replay_json(offload_server):
 
 
 def test_cli_logstats_and_capacity():
-    proc = _run("logstats", str(SEED_LOG), "--json")
-    assert proc.returncode == 0, proc.stderr
+    runner = CliRunner()  # in-process: the same typer app, without a second interpreter start
+    proc = runner.invoke(app, ["logstats", str(SEED_LOG), "--json"])
+    assert proc.exit_code == 0, proc.output
     stats = json.loads(proc.stdout)
     assert round(stats["kv_store"]["weighted_gbps"], 2) == 52.53
     assert stats["http_status"] == {"200": 5}
-    table = _run("logstats", str(SEED_LOG))
-    assert table.returncode == 0 and "52.53 GB/s" in table.stdout and "285,336 tokens" in table.stdout
+    table = runner.invoke(app, ["logstats", str(SEED_LOG)], terminal_width=200)
+    assert table.exit_code == 0 and "52.53 GB/s" in table.stdout and "285,336 tokens" in table.stdout
 
-    proc = _run("capacity", "--gpu-kv-tokens", "285336", "--max-model-len", "262144")
-    assert proc.returncode == 0 and "1.09x" in proc.stdout and "2 x 128K" in proc.stdout
-    proc = _run(
+    proc = runner.invoke(app, ["capacity", "--gpu-kv-tokens", "285336", "--max-model-len", "262144"])
+    assert proc.exit_code == 0 and "1.09x" in proc.stdout and "2 x 128K" in proc.stdout
+    proc = runner.invoke(app, [
         "capacity", "--gpu-kv-tokens", "285336", "--max-model-len", "262144",
         "--kv-memory-gib", "17.18", "--cpu-offload-gib", "512", "--json",
-    )  # fmt: skip
+    ])  # fmt: skip
     assert round(json.loads(proc.stdout)["cpu_tier"]["token_equivalents"] / 1e6, 1) == 8.5
 
 
