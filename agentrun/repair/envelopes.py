@@ -118,10 +118,7 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool) -> list[Found]:
 def _invokes(body: str, offset: int, family: str, closed_outer: bool) -> list[Found]:
     found: list[Found] = []
     for inv in _INVOKE_RE.finditer(body):
-        args = {
-            p.group(1).strip(): RawText(_trim_value(p.group(2)))
-            for p in _INVOKE_PARAM_RE.finditer(inv.group(2))
-        }
+        args = {p.group(1).strip(): RawText(p.group(2)) for p in _INVOKE_PARAM_RE.finditer(inv.group(2))}
         closed = closed_outer and inv.group(0).rstrip().endswith("</invoke>")
         found.append(
             Found(inv.group(1).strip(), args, offset + inv.start(), offset + inv.end(), family, closed=closed)

@@ -1,0 +1,403 @@
+"""Fault injection for the replay model: clean scripted turns in, realistic broken ones out.
+
+``FaultInjector(rate, mix, seed)`` plugs into ``ReplayServer(fault_injector=...)``. For a
+turn it picks, with probability ``rate``, one fault of ``FAULT_KINDS`` and renders it the way
+a real model family gets it wrong (``mix``: ``"deepseek"``, ``"qwen"`` or ``"mixed"``):
+
+* ``text_tool_call``: the calls leak into ``content`` in the family's native format (DeepSeek
+  special tokens or DSML, ``<tool_call>`` JSON, Qwen3-Coder XML, a ```json fence, ...);
+* ``invalid_json``: arguments with Python quoting, trailing commas, raw newlines, a missing
+  brace, double encoding, or (``unrecoverable``) unescaped quotes that corrected mode refuses;
+* ``unknown_tool``: ``WriteFile``, ``write-file``, ``bash``, ``create_file``...;
+* ``schema_coercion``: numbers as strings, ``file_path`` for ``path``, extra keys;
+* ``duplicate_call``: the same call twice;
+* ``truncated``: arguments cut mid-string with ``finish_reason`` ``"length"`` (or
+  ``"tool_calls"`` and completion tokens == ``max_tokens``, as vLLM reports it);
+* ``reasoning_only``: reasoning, no content, no call.
+
+Every damaged argument text is checked against the corrector before use: it must either
+parse back to exactly the scripted arguments or be refused (so the call is re-sent);
+nothing here can make corrected mode run altered content. Only a first try is faulted: the
+RNG is seeded from (seed, turn index, attempt, repeat), and a re-play after an error result
+(``attempt`` > 0) or a re-ask of the same request (``repeat`` > 0) comes out clean, so
+corrected mode always recovers, while direct mode ends runs on leaked calls and
+reasoning-only replies, and spends retries on the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, Literal
+
+from agentrun.repair.jsonfix import parse_arguments
+from agentrun.repair.names import TOOL_ALIASES
+
+__all__ = ["FAMILIES", "FAULT_KINDS", "MIXES", "FaultInjector", "damage_arguments", "render_text_calls"]
+
+FaultKind = Literal[
+    "text_tool_call",
+    "invalid_json",
+    "unknown_tool",
+    "schema_coercion",
+    "duplicate_call",
+    "truncated",
+    "reasoning_only",
+]
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    "text_tool_call",
+    "invalid_json",
+    "unknown_tool",
+    "schema_coercion",
+    "duplicate_call",
+    "truncated",
+    "reasoning_only",
+)
+Call = tuple[str, dict[str, Any]]
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _ds_v31(calls: list[Call]) -> str:
+    body = "".join(f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{_j(a)}<｜tool▁call▁end｜>" for n, a in calls)
+    return f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>"
+
+
+def _ds_v3(calls: list[Call]) -> str:
+    body = "\n".join(
+        f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{_j(a)}\n```<｜tool▁call▁end｜>"
+        for n, a in calls
+    )
+    return f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>"
+
+
+def _dsml(calls: list[Call], wrapper: str = "function_calls") -> str:
+    parts = [f"<｜DSML｜{wrapper}>"]
+    for name, args in calls:
+        parts.append(f'<｜DSML｜invoke name="{name}">')
+        for k, v in args.items():
+            is_str = isinstance(v, str)
+            text = v if is_str else _j(v)
+            parts.append(
+                f'<｜DSML｜parameter name="{k}" string="{str(is_str).lower()}">{text}</｜DSML｜parameter>'
+            )
+        parts.append("</｜DSML｜invoke>")
+    parts.append(f"</｜DSML｜{wrapper}>")
+    return "\n".join(parts)
+
+
+def _hermes(calls: list[Call]) -> str:
+    return "\n".join(f"<tool_call>\n{_j({'name': n, 'arguments': a})}\n</tool_call>" for n, a in calls)
+
+
+def _xml_value(v: Any) -> str:
+    return v if isinstance(v, str) else _j(v)
+
+
+def _qwen3_coder(calls: list[Call]) -> str:
+    out = []
+    for name, args in calls:
+        params = "".join(f"<parameter={k}>\n{_xml_value(v)}\n</parameter>\n" for k, v in args.items())
+        out.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
+    return "\n".join(out)
+
+
+def _glm(calls: list[Call]) -> str:
+    out = []
+    for name, args in calls:
+        params = "".join(
+            f"<arg_key>{k}</arg_key>\n<arg_value>{_xml_value(v)}</arg_value>\n" for k, v in args.items()
+        )
+        out.append(f"<tool_call>{name}\n{params}</tool_call>")
+    return "\n".join(out)
+
+
+def _kimi(calls: list[Call]) -> str:
+    body = "".join(
+        f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_j(a)}<|tool_call_end|>"
+        for i, (n, a) in enumerate(calls)
+    )
+    return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+
+
+def _minimax(calls: list[Call]) -> str:
+    out = ["<minimax:tool_call>"]
+    for name, args in calls:
+        out.append(f'<invoke name="{name}">')
+        out += [f'<parameter name="{k}">{_xml_value(v)}</parameter>' for k, v in args.items()]
+        out.append("</invoke>")
+    out.append("</minimax:tool_call>")
+    return "\n".join(out)
+
+
+def _pythonic(calls: list[Call]) -> str:
+    return "[" + ", ".join(f"{n}({', '.join(f'{k}={v!r}' for k, v in a.items())})" for n, a in calls) + "]"
+
+
+RENDERERS: dict[str, Callable[[list[Call]], str]] = {
+    "deepseek_v3": _ds_v3,
+    "deepseek_v31": _ds_v31,
+    "deepseek_v32_dsml": _dsml,
+    "deepseek_v4_dsml": lambda calls: _dsml(calls, "tool_calls"),
+    "hermes": _hermes,
+    "qwen3_coder": _qwen3_coder,
+    "glm45": _glm,
+    "kimi_k2": _kimi,
+    "minimax_m2": _minimax,
+    "llama3_json": lambda calls: "; ".join(_j({"name": n, "parameters": a}) for n, a in calls),
+    "llama3_python_tag": lambda calls: (
+        "<|python_tag|>" + "; ".join(_j({"name": n, "parameters": a}) for n, a in calls)
+    ),
+    "llama4_pythonic": lambda calls: f"<|python_start|>{_pythonic(calls)}<|python_end|>",
+    "pythonic": _pythonic,
+    "mistral": lambda calls: "[TOOL_CALLS]" + _j([{"name": n, "arguments": a} for n, a in calls]),
+    "mistral_v11": lambda calls: "".join(f"[TOOL_CALLS]{n}[ARGS]{_j(a)}" for n, a in calls),
+    "granite": lambda calls: "<|tool_call|>" + _j([{"name": n, "arguments": a} for n, a in calls]),
+    "internlm2": lambda calls: "".join(
+        f"<|action_start|><|plugin|>\n{_j({'name': n, 'parameters': a})}<|action_end|>" for n, a in calls
+    ),
+    "xlam": lambda calls: _j([{"name": n, "arguments": a} for n, a in calls]),
+    "fenced_json": lambda calls: "\n".join(
+        "```json\n" + json.dumps({"name": n, "arguments": a}, indent=2, ensure_ascii=False) + "\n```"
+        for n, a in calls
+    ),
+}
+FAMILIES: tuple[str, ...] = tuple(RENDERERS)
+
+MIXES: dict[str, tuple[str, ...]] = {
+    "deepseek": ("deepseek_v3", "deepseek_v31", "deepseek_v32_dsml", "deepseek_v4_dsml"),
+    "qwen": ("hermes", "qwen3_coder", "fenced_json"),
+    "mixed": FAMILIES,
+}
+
+
+def render_text_calls(family: str, calls: list[Call]) -> str:
+    """``calls`` written as text the way ``family`` writes them (see ``FAMILIES``)."""
+    return RENDERERS[family](calls)
+
+
+# --- damaged arguments -----------------------------------------------------------------------
+
+_PRIVATE = "\ue000"
+
+
+def _raw_newlines(args: dict[str, Any]) -> str:
+    text = json.dumps(
+        {k: v.replace("\n", _PRIVATE) if isinstance(v, str) else v for k, v in args.items()},
+        ensure_ascii=False,
+    )
+    return text.replace(_PRIVATE, "\n")
+
+
+def _triple_quoted(args: dict[str, Any]) -> str:
+    parts = []
+    for k, v in args.items():
+        if isinstance(v, str) and "\n" in v:
+            body = v.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+            parts.append(f'"{k}": """{body}"""')
+        else:
+            parts.append(f"{_j(k)}: {_j(v)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _unescaped_quotes(args: dict[str, Any]) -> str:
+    return (
+        "{"
+        + ", ".join(f'"{k}": "{v}"' if isinstance(v, str) else f"{_j(k)}: {_j(v)}" for k, v in args.items())
+        + "}"
+    )
+
+
+DAMAGES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "python_dict": repr,
+    "trailing_comma": lambda a: _j(a)[:-1] + ",}",
+    "raw_newlines": _raw_newlines,
+    "missing_brace": lambda a: _j(a)[:-1],
+    "double_encoded": lambda a: _j(_j(a)),
+    "triple_quoted": _triple_quoted,
+    "python_literals": lambda a: re.sub(
+        r"\b(true|false|null)\b(?=[,}\]])",
+        lambda m: {"true": "True", "false": "False", "null": "None"}[m.group()],
+        _j(a),
+    ),
+    "unescaped_quotes": _unescaped_quotes,
+}
+
+
+def damage_arguments(args: dict[str, Any], rng: random.Random) -> tuple[str, str]:
+    """(variant, damaged JSON text) for ``args``: recoverable exactly, or refused by the corrector.
+
+    A variant whose text the corrector would parse into anything but ``args`` is never used.
+    """
+    order = list(DAMAGES)
+    rng.shuffle(order)
+    for variant in order:
+        text = DAMAGES[variant](args)
+        if text == _j(args):
+            continue
+        parsed = parse_arguments(text)
+        if (parsed.ok and parsed.objects == [args]) or not parsed.ok:
+            return variant, text
+    return "trailing_comma", _j(args)[:-1] + ",}"
+
+
+def _rename(name: str, rng: random.Random) -> str:
+    aliases = [a for a, target in TOOL_ALIASES.items() if target == name]
+    camel = "".join(part.title() for part in name.split("_"))
+    options = [camel, name.replace("_", "-"), name.upper(), *aliases]
+    return rng.choice(options)
+
+
+_ARG_RENAMES = {
+    "path": "file_path",
+    "command": "cmd",
+    "content": "file_text",
+    "old": "old_str",
+    "new": "new_str",
+}
+
+
+def _wrong_types(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if isinstance(v, bool):
+            out[k] = str(v).lower()
+        elif isinstance(v, int | float):
+            out[k] = str(v)
+        else:
+            out[k] = v
+    keys = [k for k in out if k in _ARG_RENAMES]
+    if keys and (out == args or rng.random() < 0.5):
+        key = rng.choice(keys)
+        out = {(_ARG_RENAMES[key] if k == key else k): v for k, v in out.items()}
+    if out == args or rng.random() < 0.3:
+        out["explanation"] = "as planned"
+    return out
+
+
+class FaultInjector:
+    """Seeded, per-turn fault injection for ``ReplayServer`` (see the module docstring).
+
+    ``max_tokens``, when known, lets a ``truncated`` fault report completion tokens equal to
+    it with ``finish_reason`` ``"tool_calls"`` (vLLM #53269); otherwise it reports ``"length"``.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        mix: str = "mixed",
+        seed: int = 0,
+        *,
+        max_tokens: int | None = None,
+        kinds: tuple[FaultKind, ...] = FAULT_KINDS,
+    ) -> None:
+        if mix not in MIXES:
+            raise ValueError(f"unknown fault mix {mix!r}; choose from {', '.join(MIXES)}")
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"fault rate must be within 0..1, got {rate}")
+        self.rate, self.mix, self.seed, self.max_tokens, self.kinds = rate, mix, seed, max_tokens, kinds
+        self.injected: Counter[str] = Counter()
+        self._seen: Counter[tuple[int, int]] = Counter()
+        self._lock = threading.Lock()
+
+    def mutate(self, turn: Any, request_messages: list[dict[str, Any]], turn_index: int) -> Any:
+        """The turn to play for this request: ``turn`` itself, or a faulted copy."""
+        attempt = _attempt(request_messages)
+        with self._lock:
+            repeat = self._seen[(turn_index, attempt)]
+            self._seen[(turn_index, attempt)] += 1
+        if attempt or repeat:
+            return turn
+        rng = random.Random(f"{self.seed}:{turn_index}:{attempt}:{repeat}")
+        if rng.random() >= self.rate:
+            return turn
+        data = _as_dict(turn)
+        kinds = [k for k in self.kinds if data["tool_calls"] or k == "reasoning_only"]
+        if not kinds:
+            return turn
+        kind = rng.choice(kinds)
+        faulted = self.apply(kind, data, rng)
+        with self._lock:
+            self.injected[kind] += 1
+        return _like(turn, faulted)
+
+    def apply(self, kind: FaultKind, turn: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        """``turn`` (a plain dict with ScriptTurn's keys) with fault ``kind``; pure given ``rng``."""
+        t = {**turn, "tool_calls": [dict(c) for c in turn["tool_calls"]]}
+        calls = t["tool_calls"]
+        if kind == "text_tool_call":
+            family = rng.choice(MIXES[self.mix])
+            text = render_text_calls(family, [(c["name"], _args(c)) for c in calls])
+            t["content"] = f"{t['content']}\n\n{text}" if t.get("content") else text
+            t["tool_calls"] = []
+        elif kind == "invalid_json":
+            i = rng.randrange(len(calls))
+            calls[i]["arguments"] = damage_arguments(_args(calls[i]), rng)[1]
+        elif kind == "unknown_tool":
+            i = rng.randrange(len(calls))
+            calls[i]["name"] = _rename(calls[i]["name"], rng)
+        elif kind == "schema_coercion":
+            i = rng.randrange(len(calls))
+            calls[i]["arguments"] = _wrong_types(_args(calls[i]), rng)
+        elif kind == "duplicate_call":
+            i = rng.randrange(len(calls))
+            calls.insert(i + 1, dict(calls[i]))
+        elif kind == "truncated":
+            text = _j(_args(calls[-1]))
+            calls[-1]["arguments"] = _cut(text, rng)
+            if self.max_tokens is not None and rng.random() < 0.5:
+                t["finish_reason"], t["usage_completion_tokens"] = "tool_calls", self.max_tokens
+            else:
+                t["finish_reason"] = "length"
+        elif kind == "reasoning_only":
+            t["reasoning"] = t.get("reasoning") or "Let me think about what to do next."
+            t["content"], t["tool_calls"] = None, []
+        return t
+
+
+def _cut(text: str, rng: random.Random) -> str:
+    """A prefix of ``text`` that ends inside its last string value (cut mid-argument)."""
+    last = text.rfind('"', 0, len(text) - 2)
+    start = text.rfind('": "', 0, last + 1)
+    if start < 0:
+        return text[: max(1, len(text) // 2)]
+    lo, hi = start + 4, max(start + 5, len(text) - 2)
+    return text[: rng.randrange(lo, hi)] if hi > lo else text[:lo]
+
+
+def _args(call: dict[str, Any]) -> dict[str, Any]:
+    args = call.get("arguments") or {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return {}
+    return dict(args) if isinstance(args, dict) else {}
+
+
+def _as_dict(turn: Any) -> dict[str, Any]:
+    data = dict(turn) if isinstance(turn, dict) else turn.model_dump()
+    data["tool_calls"] = [dict(c) for c in data.get("tool_calls") or ()]
+    data.setdefault("finish_reason", None)
+    data.setdefault("usage_completion_tokens", None)
+    return data
+
+
+def _like(original: Any, data: dict[str, Any]) -> Any:
+    if isinstance(original, dict):
+        return data
+    return type(original).model_validate(data)
+
+
+def _attempt(messages: list[dict[str, Any]]) -> int:
+    try:
+        from agentrun.replay.script import plan_turn
+    except ImportError:  # the replay package is optional for this module
+        return 0
+    return plan_turn(messages).attempt
