@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the hidden acceptance tests against the Django project in /workspace; writes JUnit XML and
+# Harbor's reward file (the fraction of tests that passed).
+set -uo pipefail
+mkdir -p /logs/verifier
+WORKSPACE="${WORKSPACE:-/workspace}"
+cd "$WORKSPACE"
+export PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$WORKSPACE" DJANGO_SETTINGS_MODULE=config.settings
+TESTS_DIR="${TESTS_DIR:-/tests}"
+JUNIT="${JUNIT:-/logs/verifier/junit.xml}"
+REWARD="${REWARD:-/logs/verifier/reward.txt}"
+python -m pytest -q -c "$TESTS_DIR/pytest.ini" --rootdir="$TESTS_DIR" --junitxml="$JUNIT" "$TESTS_DIR"
+status=$?
+python - "$JUNIT" "$REWARD" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+
+junit, reward = sys.argv[1], sys.argv[2]
+try:
+    root = ET.parse(junit).getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    total = sum(int(s.get("tests", 0)) for s in suites)
+    bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) + int(s.get("skipped", 0)) for s in suites)
+    value = (total - bad) / total if total else 0.0
+except (OSError, ET.ParseError):
+    value = 0.0
+with open(reward, "w") as fh:
+    fh.write(f"{value:.4f}\n")
+print(f"reward {value:.4f}")
+PY
+exit "$status"
