@@ -87,6 +87,9 @@ def capacity_table(plan: CapacityPlan) -> Table:
     table.add_row(
         "active working set", f"{k_tokens(plan.working_set_tokens)} ({plan.working_set_tokens:,} tokens)"
     )
+    table.add_row(
+        "admission budget", f"--kv-budget {plan.working_set_tokens} (prompt + generated + headroom)"
+    )
     for row in plan.plan:
         verdict = "fits" if row.fits else f"no: {row.reason}"
         table.add_row(f"{row.sequences} x {k_tokens(row.tokens_per_sequence)}", verdict)

@@ -193,20 +193,37 @@ def scan_lines(lines: Iterable[str]) -> LogScan:
     scan = LogScan()
     for line in lines:
         scan.lines += 1
-        if m := _ENGINE.search(line):
+        # substring checks first: they are cheaper than a failed regex search
+        if "throughput: " in line and (m := _ENGINE.search(line)):
             scan.windows.append(_window(m))
-        elif m := _SPEC.search(line):
+        elif "metrics: " in line and (m := _SPEC.search(line)):
             scan.spec.append(_spec_window(m.group("body")))
-        elif m := _KV_TRANSFER.search(line):
+        elif "metrics: " in line and (m := _KV_TRANSFER.search(line)):
             scan.transfers.extend(_transfers(m.group("body")))
-        elif m := _ACCESS.search(line):
+        elif " HTTP/" in line and (m := _ACCESS.search(line)):
             scan.http_status[m.group(1)] += 1
         else:
             _scan_other(scan, line)
     return scan
 
 
+_ERROR_HINTS = ("CUDA", "OutOfMemory", "illegal", "NCCL", "assert", "Xid", "Traceback", "cudaError")
+
+
 def _scan_other(scan: LogScan, line: str) -> None:
+    if "KV cache" in line or "concurrency" in line:
+        _scan_capacity(scan, line)
+    if not any(hint in line for hint in _ERROR_HINTS):
+        return
+    if _CUDA_OOM.search(line):
+        scan.cuda_oom += 1
+    elif _CUDA_FATAL.search(line):
+        scan.cuda_fatal += 1
+    if _TRACEBACK.search(line):
+        scan.tracebacks += 1
+
+
+def _scan_capacity(scan: LogScan, line: str) -> None:
     if m := _KV_TOKENS.search(line):
         scan.gpu_kv_cache_tokens = int(_num(m.group(1)))
     if m := _MAX_CONCURRENCY.search(line):
@@ -214,12 +231,6 @@ def _scan_other(scan: LogScan, line: str) -> None:
         scan.max_concurrency = _num(m.group(2))
     if m := _KV_MEMORY.search(line):
         scan.kv_cache_memory_gib = _num(m.group(1))
-    if _CUDA_OOM.search(line):
-        scan.cuda_oom += 1
-    elif _CUDA_FATAL.search(line):
-        scan.cuda_fatal += 1
-    if _TRACEBACK.search(line):
-        scan.tracebacks += 1
 
 
 def scan_file(path: str | Path) -> LogScan:
