@@ -136,40 +136,44 @@ class DockerSandbox:
                 f"sandbox image {image!r} is missing: build it with `agentrun sandbox build`"
             ) from None
         root = Path(tempfile.mkdtemp(prefix=f"agentrun-{_slug(run_id)}-"))
-        ws = Path(workspace).resolve() if workspace else root / "workspace"
-        uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
-        for folder in (ws, root / "logs", root / "tests"):
-            folder.mkdir(parents=True, exist_ok=True)
-        _copy_image_workspace(client, image, ws)
-        for folder in (ws, root / "logs"):
-            _chown_tree(folder, uid, gid)
-        (root / "tests").chmod(0o755)
-        container = client.containers.run(
-            image,
-            command=["sleep", "infinity"],
-            name=f"agentrun-{_slug(run_id)}-{secrets.token_hex(3)}",
-            detach=True,
-            init=True,
-            user=f"{uid}:{gid}",
-            working_dir="/workspace",
-            environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **(env or {})},
-            labels={LABEL: "1", f"{LABEL}.run_id": run_id, **(labels or {})},
-            network_mode="bridge" if network else "none",
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            read_only=True,
-            tmpfs={"/tmp": "rw,nosuid,nodev,size=1g,mode=1777"},
-            pids_limit=pids_limit,
-            mem_limit=f"{memory_mb}m",
-            memswap_limit=f"{memory_mb}m",
-            nano_cpus=int(cpus * 1e9),
-            volumes={
-                str(ws): {"bind": "/workspace", "mode": "rw"},
-                str(root / "logs"): {"bind": "/logs", "mode": "rw"},
-                str(root / "tests"): {"bind": "/tests", "mode": "ro"},
-                str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
-            },
-        )
+        try:
+            ws = Path(workspace).resolve() if workspace else root / "workspace"
+            uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
+            for folder in (ws, root / "logs", root / "tests"):
+                folder.mkdir(parents=True, exist_ok=True)
+            _copy_image_workspace(client, image, ws)
+            for folder in (ws, root / "logs"):
+                _chown_tree(folder, uid, gid)
+            (root / "tests").chmod(0o755)
+            container = client.containers.run(
+                image,
+                command=["sleep", "infinity"],
+                name=f"agentrun-{_slug(run_id)}-{secrets.token_hex(3)}",
+                detach=True,
+                init=True,
+                user=f"{uid}:{gid}",
+                working_dir="/workspace",
+                environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **(env or {})},
+                labels={LABEL: "1", f"{LABEL}.run_id": run_id, **(labels or {})},
+                network_mode="bridge" if network else "none",
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                read_only=True,
+                tmpfs={"/tmp": "rw,nosuid,nodev,size=1g,mode=1777"},
+                pids_limit=pids_limit,
+                mem_limit=f"{memory_mb}m",
+                memswap_limit=f"{memory_mb}m",
+                nano_cpus=int(cpus * 1e9),
+                volumes={
+                    str(ws): {"bind": "/workspace", "mode": "rw"},
+                    str(root / "logs"): {"bind": "/logs", "mode": "rw"},
+                    str(root / "tests"): {"bind": "/tests", "mode": "ro"},
+                    str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
+                },
+            )
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
         sandbox = cls(client, container, root, ws, f"{uid}:{gid}")
         sandbox._keep_root = keep_files
         try:
@@ -188,8 +192,8 @@ class DockerSandbox:
     def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool over the open channel. A dead channel is restarted once, then ``SandboxError``."""
         request = {"id": call_id, "tool": name, "args": arguments}
-        wait = float(arguments.get("timeout", 0) or 0) if name == "run_shell" else 0.0
-        deadline = max(wait, 120.0) + 30.0
+        wait = arguments.get("timeout") if name == "run_shell" else None
+        deadline = max(wait if isinstance(wait, int | float) else 0.0, 120.0) + 30.0
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed")
