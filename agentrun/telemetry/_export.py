@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,9 @@ _EXPORTER_LOGGERS = (
 )
 _state = threading.local()
 _warned: set[str] = set()
+_no_metrics: set[str] = set()
+# a collector that takes traces but not metrics (Phoenix, MLflow, Jaeger) answers like this
+_METRICS_REJECTED = re.compile(r"code: (404|405|415)\b|UNIMPLEMENTED")
 _warned_lock = threading.Lock()
 _filter_lock = threading.Lock()
 _filter_installed = False
@@ -89,6 +93,15 @@ class _FailureReporter:
     def failed(self, reason: str | None) -> None:
         self.failures += 1
         log.debug("telemetry: %s export to %s failed: %s", self.signal, self.endpoint, reason)
+        if self.signal == "metrics" and _METRICS_REJECTED.search(reason or ""):
+            with _warned_lock:
+                if self._collector in _no_metrics:
+                    return
+                _no_metrics.add(self._collector)
+            log.info(
+                "telemetry: the collector at %s does not accept OTLP metrics (%s)", self.endpoint, reason
+            )
+            return
         with _warned_lock:
             if self._collector in _warned:
                 return

@@ -3,6 +3,7 @@ in-memory exporter, an in-memory metric reader and the JSONL file."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import logging
 import socket
@@ -10,8 +11,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -572,3 +575,45 @@ def test_hung_collector_does_not_hang_the_run(
     assert elapsed < 5.0
     assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) <= 1
     assert len(jsonl.read_text().splitlines()) == 6
+
+
+class TracesOnlyCollector(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that takes traces and refuses metrics (as Phoenix and Jaeger do)."""
+
+    received: ClassVar[list[ExportTraceServiceRequest]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path != "/v1/traces":
+            self.send_response(405)
+            self.end_headers()
+            return
+        self.received.append(ExportTraceServiceRequest.FromString(body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_collector_without_metrics_gets_spans_and_no_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TracesOnlyCollector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        _, jsonl = run_against(tmp_path, f"http://127.0.0.1:{server.server_address[1]}", "http/protobuf")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    received = {
+        span.span_id.hex()
+        for request in TracesOnlyCollector.received
+        for rs in request.resource_spans
+        for ss in rs.scope_spans
+        for span in ss.spans
+    }
+    assert received == {json.loads(line)["span_id"] for line in jsonl.read_text().splitlines()}
