@@ -7,19 +7,23 @@ with the next behaviour in its list, then like a healthy server.
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
-from agentrun.errors import ModelAPIError, ServerUnreachable
+from agentrun.errors import ModelAPIError, ServerUnreachable, UserError
 from agentrun.messages import Message
 from agentrun.model import OpenAIModel, check_reachable, list_models
 from agentrun.replay import LABEL, ReplayServer, Script, ScriptCall, ScriptTurn
@@ -426,3 +430,48 @@ def test_nothing_listening_raises_server_unreachable() -> None:
         model.check_reachable(timeout=1)
     model.close()
     assert base_url in str(info.value) and "--base-url" in str(info.value)
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+def test_cli_serves_a_task_script_until_ctrl_c(tmp_path: Path) -> None:
+    script = Script(turns=[ScriptTurn(content="from the file")], model_name="cli-model")
+    script.save(tmp_path / "s.json")
+    command = [sys.executable, "-c", "from agentrun.cli import main; main()", "replay", "serve"]
+    proc = subprocess.Popen(
+        [*command, "--script", str(tmp_path / "s.json"), "--port", "0", "--ttft", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base_url = proc.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        with _fast_model(base_url) as model:
+            got = model.complete(USER, [])
+        assert (got.message.content, got.model) == ("from the file", "cli-model")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0
+    assert LABEL in err and "1 chat requests" in err and "Traceback" not in err
+
+
+def test_cli_script_writes_json_and_rejects_bad_input(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentrun.cli import app
+
+    runner = CliRunner()
+    ok = runner.invoke(app, ["replay", "script", "todo-cli", "-o", str(tmp_path / "t.json")])
+    assert ok.exit_code == 0, ok.output
+    loaded = Script.load(tmp_path / "t.json")
+    assert loaded.turns[-2].tool_calls[0].name == "run_shell"
+    assert [c.name for t in loaded.turns for c in t.tool_calls].count("write_file") >= 1
+    bad = runner.invoke(app, ["replay", "serve", "--task", "todo-cli", "--script", "x.json"])
+    assert isinstance(bad.exception, UserError) and "exactly one" in str(bad.exception)  # main() exits 2

@@ -1,0 +1,110 @@
+"""``agentrun replay serve`` and ``agentrun replay script``: the scripted replay model."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from agentrun.errors import UserError
+
+console = Console(stderr=True, highlight=False)
+
+
+def _load_script(task: str | None, script: Path | None, model: str | None) -> Any:
+    from pydantic import ValidationError
+
+    from agentrun.replay import Script, script_from_task
+    from agentrun.tasks import load_task
+
+    if (task is None) == (script is None):
+        raise UserError("give exactly one of --task NAME or --script FILE")
+    if script is not None:
+        if not script.is_file():
+            raise UserError(f"script file {script} does not exist")
+        try:
+            loaded = Script.load(script)
+        except (ValidationError, ValueError) as exc:
+            raise UserError(f"{script} is not a replay script: {str(exc).splitlines()[0]}") from None
+    else:
+        loaded = script_from_task(load_task(str(task)))
+    if model:
+        loaded.model_name = model
+    return loaded
+
+
+def _interrupt(_signum: int, _frame: Any) -> None:
+    """SIGTERM stops the server the same way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def serve(
+    task: Annotated[
+        str | None, typer.Option("--task", help="play the reference solution of this task")
+    ] = None,
+    script: Annotated[Path | None, typer.Option("--script", help="play this script (JSON)")] = None,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port (0 picks a free one)")] = 8000,
+    ttft: Annotated[float, typer.Option("--ttft", help="seconds before the first output token")] = 0.05,
+    token_delay: Annotated[
+        float, typer.Option("--token-delay", help="seconds between output tokens")
+    ] = 0.002,
+    model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
+) -> None:
+    """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
+    from agentrun.replay import LABEL, ReplayServer
+
+    if ttft < 0 or token_delay < 0:
+        raise UserError("--ttft and --token-delay must not be negative")
+    loaded = _load_script(task, script, model)
+    server = ReplayServer(loaded, host=host, port=port, ttft=ttft, token_delay=token_delay)
+    try:
+        server.bind()
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    print(server.base_url, flush=True)  # stdout: just the URL, for scripts
+    console.print(
+        f"{LABEL}: {len(loaded.turns)} turns as model {loaded.model_name!r}, "
+        f"ttft {ttft}s, {token_delay}s per token. Ctrl-C stops it."
+    )
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    counts = server.counters
+    console.print(f"stopped after {counts['chat_requests']} chat requests ({counts['errors']} errors)")
+
+
+def write_script(
+    task: Annotated[str, typer.Argument(help="task name or folder")],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="file to write (default: stdout)")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
+) -> None:
+    """Write the replay script that solves TASK with its reference solution, as JSON."""
+    loaded = _load_script(task, None, model)
+    text = loaded.model_dump_json(indent=2) + "\n"
+    if output is None:
+        print(text, end="")
+        return
+    output.write_text(text)
+    console.print(
+        f"wrote {output}: {len(loaded.turns)} turns for the replay model (scripted, not a real LLM)"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(
+        name="replay",
+        help="The replay model: an OpenAI-compatible server that plays scripted turns (not a real LLM).",
+        no_args_is_help=True,
+    )
+    sub.command("serve")(serve)
+    sub.command("script")(write_script)
+    app.add_typer(sub)
