@@ -75,7 +75,6 @@ def test_first_come_first_served():
     gate = AdmissionGate(100)
     gate.acquire("a", 60)
     order: list[str] = []
-    started = threading.Event()
 
     def want(name: str, tokens: int) -> None:
         gate.acquire(name, tokens)
@@ -86,7 +85,6 @@ def test_first_come_first_served():
     time.sleep(0.05)
     small = threading.Thread(target=want, args=("small", 30))  # would fit now, but big was first
     small.start()
-    started.set()
     time.sleep(0.05)
     assert order == []
     gate.release("a")
