@@ -338,7 +338,7 @@ def _guarded_json_repair(text: str) -> Any:
     return value if repair_is_faithful(text, value) else None
 
 
-_Q = r"(?:\"\"\"|'''|\"|'|`)?"
+_QUOTES = ('"""', "'''", '"', "'", "")
 _SEP = r"\s*,?\s*"
 
 
@@ -350,13 +350,14 @@ def _forms(s: str) -> list[str]:
 
 def _pattern(value: Any) -> str:
     if isinstance(value, str):
-        return _Q + "(?:" + "|".join(re.escape(f) for f in _forms(value)) + ")" + _Q
+        body = "(?:" + "|".join(re.escape(f) for f in _forms(value)) + ")"
+        return "(?:" + "|".join(re.escape(q) + body + re.escape(q) for q in _QUOTES) + ")"
     if isinstance(value, bool):
         return "(?:true|True)" if value else "(?:false|False)"
     if value is None:
         return "(?:null|None)"
     if isinstance(value, int | float):
-        return _Q + r"[-+0-9.eE]+" + _Q
+        return r"[\"']?[-+0-9.eE]+[\"']?"
     if isinstance(value, list):
         return r"\[\s*" + _SEP.join(_pattern(v) for v in value) + r"\s*,?\s*\]?"
     if isinstance(value, dict):

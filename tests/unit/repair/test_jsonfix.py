@@ -109,3 +109,18 @@ def test_repaired_values_round_trip_as_json() -> None:
     parsed = parse_arguments("{'content': 'it\\'s \"quoted\"\\n'}")
     assert parsed.objects == [{"content": 'it\'s "quoted"\n'}]
     json.dumps(parsed.objects[0])
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # what json_repair makes of these changes the file: refused, the model re-sends the call
+        '{"path": "a.py", "content": "def f():\\n    return 1" + "\\n"}',  # -> content 'def f():..1" + "'
+        '{"path": "a.py", "content": open("template.py").read()}',  # -> {"content": "open(", "template.py": ...}
+        '{"path": "a.sh", "content": "ls" "-la"}',  # -> content 'ls' (lost "-la")
+        '{"path": "a.py", "content": `print(1)`}',  # -> content 'print(1)`'
+    ],
+)
+def test_json_repair_guesses_that_alter_content_are_refused(raw: str) -> None:
+    parsed = parse_arguments(raw)
+    assert not parsed.ok and parsed.objects == []
