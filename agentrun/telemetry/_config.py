@@ -59,7 +59,9 @@ class TelemetryConfig(BaseModel):
         protocol: ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` then ``OTEL_EXPORTER_OTLP_PROTOCOL``,
         default ``http/protobuf``; headers likewise; content capture also follows
         ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``; ``OTEL_METRICS_EXPORTER=none``
-        turns metrics off. An unsupported protocol raises ``ValueError``.
+        turns metrics off; ``OTEL_SERVICE_NAME`` replaces ``agentrun``. ``OTEL_RESOURCE_ATTRIBUTES``
+        is read by the SDK itself. ``options`` sets the other fields. An unsupported protocol
+        raises ``ValueError``.
         """
         env = os.environ if env is None else env
 
@@ -80,6 +82,8 @@ class TelemetryConfig(BaseModel):
         if capture_content is None:
             flag = env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "")
             capture_content = flag.strip().lower() in _CAPTURE_ON
+        if "service_name" not in options and env.get("OTEL_SERVICE_NAME"):
+            options["service_name"] = env["OTEL_SERVICE_NAME"]
         if "metrics" not in options and env.get("OTEL_METRICS_EXPORTER", "").strip().lower() == "none":
             options["metrics"] = False
         return cls.model_validate(

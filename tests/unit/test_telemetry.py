@@ -473,6 +473,7 @@ def test_environment_resolution(tmp_path: Path) -> None:
         "OTEL_EXPORTER_OTLP_HEADERS": "api-key=secret%20value,x-project=p",
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
         "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_SERVICE_NAME": "my-agent",
     }
     config = TelemetryConfig.resolve(jsonl_path=tmp_path / "s.jsonl", env=env)
     assert config.otlp_protocol == "http/protobuf"
@@ -480,6 +481,7 @@ def test_environment_resolution(tmp_path: Path) -> None:
     assert config.signal_endpoint("metrics") == "http://phoenix:6006/v1/metrics"
     assert config.headers == {"api-key": "secret value", "x-project": "p"}
     assert config.capture_content is True and config.metrics is False
+    assert config.service_name == "my-agent"
 
 
 @pytest.mark.parametrize(
