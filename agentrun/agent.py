@@ -19,6 +19,7 @@ from agentrun.messages import Completion, Message, Mode, ParsedCall, RepairEvent
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.sandbox import Sandbox
+from agentrun.serving.prometheus import MetricsProbe, ServerCounters, delta
 from agentrun.toolset import ToolSpec
 from agentrun.trajectory import Trajectory
 
@@ -75,6 +76,7 @@ class Agent:
         observer: RunObserver | None = None,
         on_turn: Callable[[int, Completion, RunStats], None] | None = None,
         temperature: float | None = None,
+        server_probe: MetricsProbe | None = None,
     ) -> None:
         self.model, self.sandbox, self.tools, self.mode, self.limits = (
             model,
@@ -84,7 +86,8 @@ class Agent:
             limits,
         )
         self.trajectory, self.observer, self.on_turn = trajectory, observer or NullObserver(), on_turn
-        self.temperature = temperature
+        self.temperature, self.server_probe = temperature, server_probe
+        self._server_delta: dict[str, float] | None = None
         self.openai_tools = [t.to_openai() for t in self.tools]
         self.messages: list[Message] = []
         self.stats = RunStats()
@@ -168,6 +171,7 @@ class Agent:
             "request", turn=turn, params=params, new_messages=messages[self._sent :], **ids
         )
         self._sent = len(messages)
+        before = self.server_probe.snapshot() if self.server_probe else None
         try:
             completion = self.model.complete(
                 messages, self.openai_tools, max_tokens=max_tokens, temperature=self.temperature
@@ -176,11 +180,12 @@ class Agent:
             self.observer.request_finished(turn=turn, completion=None, repairs=(), error=exc)
             self.trajectory.append("request_error", turn=turn, error=f"{type(exc).__name__}: {exc}")
             raise
+        self._server_delta = self._probe_delta(before)
         self.stats.requests += 1
         self.stats.retries += completion.retries
         self.stats.usage = self.stats.usage + completion.usage
         self.stats.completions.append(completion)
-        self.trajectory.append("response", turn=turn, completion=completion)
+        self.trajectory.append("response", turn=turn, completion=completion, server=self._server_delta)
         return completion
 
     def _correct(self, completion: Completion, max_tokens: int) -> repair.Correction:
@@ -216,6 +221,12 @@ class Agent:
             self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
             results.append(result)
         return results
+
+    def _probe_delta(self, before: ServerCounters | None) -> dict[str, float] | None:
+        if self.server_probe is None or before is None:
+            return None
+        after = self.server_probe.snapshot()
+        return delta(before, after) if after is not None else None
 
     def _count_result(self, result: ToolResult) -> None:
         if result.ok:

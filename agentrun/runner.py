@@ -23,6 +23,7 @@ from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
 from agentrun.observer import NullObserver, RunObserver
+from agentrun.serving.prometheus import MetricsProbe, delta
 from agentrun.tasks import TaskSpec, load_task
 from agentrun.trajectory import Trajectory
 
@@ -269,6 +270,10 @@ def run_task(
                 result.stop_reason = _oracle(task, sandbox)
             else:
                 model = OpenAIModel(base_url or "", model_name, api_key=config.api_key)
+                probe = (
+                    MetricsProbe(config.server_metrics, model=model_name) if config.server_metrics else None
+                )
+                run_before = probe.snapshot() if probe else None
                 limits = Limits(
                     max_turns=config.max_turns or settings.max_turns,
                     max_tokens_total=settings.max_tokens_total,
@@ -285,12 +290,16 @@ def run_task(
                     observer=observer,
                     on_turn=on_turn,
                     temperature=config.temperature,
+                    server_probe=probe,
                 )
                 stats = agent.stats
                 try:
                     result.stop_reason = agent.run(task.instruction)
                 except ModelAPIError as exc:  # graded all the same: the work done so far counts
                     result.stop_reason, result.error = "model_error", str(exc)
+                run_after = probe.snapshot() if probe else None
+                if run_before is not None and run_after is not None:
+                    result.server = delta(run_before, run_after)
             sandbox.commit("final state")
             _grade_into(result, task, sandbox, observer, trajectory)
             (run_dir / "workspace.patch").write_text(sandbox.diff())
