@@ -8,9 +8,12 @@ prompt extends the previous one and the server's prefix cache keeps working.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +22,7 @@ from agentrun.messages import Completion, Message, Mode, ParsedCall, RepairEvent
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.sandbox import Sandbox
+from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, ServerCounters, delta
 from agentrun.toolset import ToolSpec
 from agentrun.trajectory import Trajectory
@@ -26,6 +30,9 @@ from agentrun.trajectory import Trajectory
 SYSTEM_PROMPT = """You are a careful software engineer working in /workspace inside a sandbox with no network.
 Use the tools to read, write and run code; run the tests before you finish.
 You have at most {max_turns} turns. When the work is done, reply with a short summary and no tool call."""
+
+
+CHARS_PER_TOKEN_LOW = 3  # conservative: code and English run at about 3.5 to 4.5 characters per token
 
 
 class Stop(Exception):
@@ -77,6 +84,7 @@ class Agent:
         on_turn: Callable[[int, Completion, RunStats], None] | None = None,
         temperature: float | None = None,
         server_probe: MetricsProbe | None = None,
+        gate: AdmissionGate | None = None,
     ) -> None:
         self.model, self.sandbox, self.tools, self.mode, self.limits = (
             model,
@@ -88,6 +96,7 @@ class Agent:
         self.trajectory, self.observer, self.on_turn = trajectory, observer or NullObserver(), on_turn
         self.temperature, self.server_probe = temperature, server_probe
         self._server_delta: dict[str, float] | None = None
+        self.gate = gate
         self.openai_tools = [t.to_openai() for t in self.tools]
         self.messages: list[Message] = []
         self.stats = RunStats()
@@ -120,7 +129,7 @@ class Agent:
 
     def query(self) -> tuple[Completion, repair.Correction]:
         """Ask the model; in corrected mode re-ask (bounded) on a cut-off or reasoning-only reply."""
-        max_tokens, tail = self.limits.max_tokens_per_turn, []
+        max_tokens, tail = self.limits.max_tokens_per_turn, list[Message]()
         for attempt in range(self.limits.max_reasks + 1):
             completion = self._request([*self._history(), *tail], max_tokens)
             correction = self._correct(completion, max_tokens)
@@ -173,9 +182,10 @@ class Agent:
         self._sent = len(messages)
         before = self.server_probe.snapshot() if self.server_probe else None
         try:
-            completion = self.model.complete(
-                messages, self.openai_tools, max_tokens=max_tokens, temperature=self.temperature
-            )
+            with self._admitted(messages, max_tokens):
+                completion = self.model.complete(
+                    messages, self.openai_tools, max_tokens=max_tokens, temperature=self.temperature
+                )
         except Exception as exc:
             self.observer.request_finished(turn=turn, completion=None, repairs=(), error=exc)
             self.trajectory.append("request_error", turn=turn, error=f"{type(exc).__name__}: {exc}")
@@ -221,6 +231,14 @@ class Agent:
             self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
             results.append(result)
         return results
+
+    def _admitted(self, messages: list[Message], max_tokens: int) -> AbstractContextManager[object]:
+        """Hold this request's KV footprint (prompt estimate + output headroom) in the gate."""
+        if self.gate is None:
+            return contextlib.nullcontext()
+        chars = sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
+        estimate = (chars + len(json.dumps(self.openai_tools))) // CHARS_PER_TOKEN_LOW + max_tokens
+        return self.gate.hold(self.trajectory.run_id, estimate)
 
     def _probe_delta(self, before: ServerCounters | None) -> dict[str, float] | None:
         if self.server_probe is None or before is None:

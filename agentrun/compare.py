@@ -12,12 +12,15 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 from rich.table import Table
 
 from agentrun.runner import RunConfig, RunResult, run_task
+from agentrun.serving.admission import AdmissionGate
 
 MODES = ("direct", "corrected")
 DEFAULT_REPLAY_FAULTS = 0.2
@@ -50,6 +53,7 @@ class Comparison(BaseModel):
     fault_mix: str
     modes: dict[str, ModeSummary]
     runs: list[RunResult]
+    admission: dict[str, int] | None = None
 
 
 def _median(values: list[float]) -> float:
@@ -80,25 +84,40 @@ def summarize(results: list[RunResult]) -> ModeSummary:
 
 
 def run_comparison(
-    base: RunConfig, *, trials: int, on_run: Callable[[RunResult], None] | None = None, **run_kwargs: object
+    base: RunConfig,
+    *,
+    trials: int,
+    on_run: Callable[[RunResult], None] | None = None,
+    concurrency: int = 1,
+    kv_budget: int | None = None,
+    **run_kwargs: Any,
 ) -> tuple[Comparison, Path]:
-    """Run both modes ``trials`` times (seeds base.seed, base.seed+1, ...); write compare.json."""
+    """Run both modes ``trials`` times (seeds base.seed, base.seed+1, ...); write compare.json.
+
+    With ``concurrency`` > 1 runs go in parallel; with ``kv_budget`` every model request first
+    waits in an ``AdmissionGate`` until its prompt + output headroom fits the token budget.
+    """
     folder = (base.results_dir / f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}").resolve()
     folder.mkdir(parents=True, exist_ok=True)
     faults = base.faults
     if base.base_url is None and base.model is None and faults == 0.0:
         faults = DEFAULT_REPLAY_FAULTS
     seeds = [base.seed + i for i in range(trials)]
-    runs: list[RunResult] = []
-    for seed in seeds:
-        for mode in MODES:
-            config = base.model_copy(
-                update={"mode": mode, "seed": seed, "faults": faults, "results_dir": folder}
-            )
-            result = run_task(config, **run_kwargs)  # type: ignore[arg-type]
-            runs.append(result)
-            if on_run:
-                on_run(result)
+    gate = AdmissionGate(kv_budget) if kv_budget else None
+    configs = [
+        base.model_copy(update={"mode": mode, "seed": seed, "faults": faults, "results_dir": folder})
+        for seed in seeds
+        for mode in MODES
+    ]
+
+    def one(config: RunConfig) -> RunResult:
+        result = run_task(config, gate=gate, **run_kwargs)
+        if on_run:
+            on_run(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        runs = list(pool.map(one, configs))
     comparison = Comparison(
         task=base.task,
         model_label=runs[0].model_label if runs else "",
@@ -107,6 +126,13 @@ def run_comparison(
         fault_mix=base.fault_mix,
         modes={m: summarize([r for r in runs if r.mode == m]) for m in MODES},
         runs=runs,
+        admission=None
+        if gate is None
+        else {
+            "budget_tokens": gate.budget_tokens,
+            "peak_tokens": gate.peak_tokens,
+            "peak_sessions": gate.peak_sessions,
+        },
     )
     (folder / "compare.json").write_text(json.dumps(comparison.model_dump(mode="json"), indent=2))
     return comparison, folder
@@ -131,7 +157,11 @@ def comparison_table(c: Comparison) -> Table:
     row("  valid (ran ok)", lambda s: f"{s.tool_ok_median:g}")
     row("  failed (error result)", lambda s: f"{s.tool_failed_median:g}")
     for kind in sorted(set(d.repaired_median) | set(k.repaired_median)):
-        row(f"  repaired: {kind}", lambda s, kind=kind: f"{s.repaired_median.get(kind, 0):g}")
+
+        def repaired(s: ModeSummary, kind: str = kind) -> str:
+            return f"{s.repaired_median.get(kind, 0):g}"
+
+        row(f"  repaired: {kind}", repaired)
     row("tokens", lambda s: f"{s.tokens_median:g}")
     row("wall time (s)", lambda s: f"{s.wall_s_median:.1f}")
     row("stop reasons", lambda s: ", ".join(f"{r} {n}" for r, n in sorted(s.stop_reasons.items())))

@@ -23,6 +23,7 @@ from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
 from agentrun.observer import NullObserver, RunObserver
+from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, delta
 from agentrun.tasks import TaskSpec, load_task
 from agentrun.trajectory import Trajectory
@@ -121,8 +122,8 @@ def model_endpoint(config: RunConfig, task: TaskSpec) -> Iterator[tuple[str, str
     if config.model == "local":
         from agentrun import localmodel
 
-        with localmodel.serve() as server:
-            yield server.base_url, server.model, f"local model {server.model} (llama.cpp on this CPU)"
+        with localmodel.serve() as local:
+            yield local.base_url, local.model, f"local model {local.model} (llama.cpp on this CPU)"
         return
     from agentrun import replay
 
@@ -197,7 +198,11 @@ OnTurn = Callable[[int, Completion, RunStats], None]
 
 
 def run_task(
-    config: RunConfig, *, on_turn: OnTurn | None = None, on_log: Callable[[str], None] | None = None
+    config: RunConfig,
+    *,
+    on_turn: OnTurn | None = None,
+    on_log: Callable[[str], None] | None = None,
+    gate: AdmissionGate | None = None,
 ) -> RunResult:
     """Run one task end to end and write ``results/<run-id>/``; never loses what was done."""
     from agentrun.model import OpenAIModel
@@ -291,6 +296,7 @@ def run_task(
                     on_turn=on_turn,
                     temperature=config.temperature,
                     server_probe=probe,
+                    gate=gate,
                 )
                 stats = agent.stats
                 try:

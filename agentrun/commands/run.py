@@ -6,7 +6,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -14,8 +14,8 @@ from rich.table import Table
 
 from agentrun.agent import RunStats
 from agentrun.errors import UserError
-from agentrun.messages import Completion
-from agentrun.runner import RunConfig, RunResult, run_task
+from agentrun.messages import Completion, Mode
+from agentrun.runner import AgentKind, RunConfig, RunResult, run_task
 from agentrun.tasks import list_tasks, load_task
 
 console = Console(stderr=True, highlight=False)
@@ -133,10 +133,10 @@ def register(app: typer.Typer) -> None:
             raise UserError("--base-url needs --model NAME (the served model's name)")
         config = RunConfig(
             task=name,
-            mode=mode,
-            agent=agent,
+            mode=cast(Mode, mode),
+            agent=cast(AgentKind, agent),
             base_url=base_url,
-            model=model,  # type: ignore[arg-type]
+            model=model,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
             results_dir=results,
             seed=seed,
@@ -184,6 +184,11 @@ def register(app: typer.Typer) -> None:
         base_image: str | None = None,
         otlp_endpoint: str | None = None,
         otlp_protocol: str | None = None,
+        concurrency: Annotated[int, typer.Option(min=1, help="runs in parallel")] = 1,
+        kv_budget: Annotated[
+            int | None,
+            typer.Option(help="admit a request only while the sum of prompt + headroom tokens fits"),
+        ] = None,
     ) -> None:
         """Run direct and corrected mode on the same seeds and print one table."""
         from agentrun.compare import comparison_table, run_comparison
@@ -215,7 +220,14 @@ def register(app: typer.Typer) -> None:
             )
 
         try:
-            comparison, folder = run_comparison(base, trials=trials, on_run=each, on_log=lambda m: None)
+            comparison, folder = run_comparison(
+                base,
+                trials=trials,
+                on_run=each,
+                concurrency=concurrency,
+                kv_budget=kv_budget,
+                on_log=lambda m: None,
+            )
         except KeyboardInterrupt:
             console.print("[yellow]interrupted: sandboxes removed, finished runs kept[/yellow]")
             sys.exit(130)
