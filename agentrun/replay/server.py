@@ -18,6 +18,7 @@ every content, reasoning or argument delta and every tool-call header counts as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import socket
 import threading
@@ -107,19 +108,25 @@ class _Reply:
         return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _tokens(text: str) -> tuple[str, ...]:
+    """``tokenize``, remembered: history is append-only, so most texts were seen last request."""
+    return tuple(tokenize(text))
+
+
 def _prompt_tokens(body: dict[str, Any]) -> list[str]:
     tokens: list[str] = []
     if body.get("tools"):
-        tokens += tokenize(json.dumps(body["tools"], ensure_ascii=False))
+        tokens += _tokens(json.dumps(body["tools"], ensure_ascii=False))
     for message in body.get("messages") or ():
         tokens.append(f"<|{message.get('role')}|>")
         content = message.get("content")
         if isinstance(content, list):
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        tokens += tokenize(content or "")
+        tokens += _tokens(content or "")
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
-            tokens += tokenize(str(function.get("name", "")) + str(function.get("arguments", "")))
+            tokens += _tokens(str(function.get("name", "")) + str(function.get("arguments", "")))
     return tokens
 
 
@@ -256,28 +263,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        head = {**head, "object": "chat.completion.chunk"}
+        chunk = {**head, "object": "chat.completion.chunk"}
+        # Token chunks differ only in their delta: encode the frame around it once.
+        frame = json.dumps(
+            {**chunk, "choices": [{"index": 0, "delta": None, "logprobs": None, "finish_reason": None}]}
+        )
+        before, after = (part.encode() for part in frame.split('"delta": null', 1))
+        pending = bytearray()  # events due now; one HTTP chunk per flush, like one write in a real server
 
-        def event(choices: list[dict[str, Any]], **extra: Any) -> None:
-            data = (
-                b"data: "
-                + json.dumps({**head, "choices": choices, **extra}, ensure_ascii=False).encode()
-                + b"\n\n"
-            )
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        def event(data: bytes) -> None:
+            pending.extend(b"data: %s\n\n" % data)
 
-        def delta(d: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
-            return [{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}]
+        def flush(last: bool = False) -> None:
+            if not pending and not last:
+                return  # an empty HTTP chunk would end the body
+            self.wfile.write(b"%x\r\n%s\r\n%s" % (len(pending), pending, b"0\r\n\r\n" if last else b""))
+            pending.clear()
 
-        event(delta({"role": "assistant", "content": ""}))
+        def delta(d: dict[str, Any]) -> None:
+            event(before + b'"delta": ' + json.dumps(d, ensure_ascii=False).encode() + after)
+
+        delta({"role": "assistant", "content": ""})
         for k, d in enumerate(reply.deltas):
-            owner._wait_until(t0 + owner.ttft + k * owner.token_delay)
-            event(delta(d))
-        event(delta({}, reply.finish_reason))
+            deadline = t0 + owner.ttft + k * owner.token_delay
+            if deadline > time.perf_counter():  # due later: send what is due now, then wait
+                flush()
+                owner._wait_until(deadline)
+            delta(d)
+        final = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reply.finish_reason}
+        event(json.dumps({**chunk, "choices": [final]}).encode())
         if usage is not None:
-            event([], usage=usage)
-        done = b"data: [DONE]\n\n"
-        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
+            event(json.dumps({**chunk, "choices": [], "usage": usage}).encode())
+        event(b"[DONE]")
+        flush(last=True)
 
 
 class _HTTPServer(ThreadingHTTPServer):
