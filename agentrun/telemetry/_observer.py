@@ -77,6 +77,8 @@ _TOKEN_BUCKETS = [4.0**i for i in range(14)]  # 1 .. 67108864, as the convention
 _DURATION_BUCKETS = [0.01 * 2**i for i in range(14)]  # 0.01 .. 81.92 s
 _REPAIR_TEXT_LIMIT = 512
 _EXPORT_INTERVAL_MS = 30_000
+# stop reasons that mean the run failed even when the runner passes no exception
+_FAILED_STOP_REASONS = frozenset({"error", "model_error", "interrupted"})
 
 
 def _ids(span: Span) -> SpanIds:
@@ -414,6 +416,8 @@ class OTelObserver:
         )
         if error is not None:
             self._fail(span, type(error).__qualname__, error)
+        elif stop_reason in _FAILED_STOP_REASONS:
+            self._fail(span, stop_reason)
         span.end()
 
     def flush(self) -> None:

@@ -619,3 +619,18 @@ def test_collector_without_metrics_gets_spans_and_no_warning(
         for span in ss.spans
     }
     assert received == {json.loads(line)["span_id"] for line in jsonl.read_text().splitlines()}
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "failed"), [("submitted", False), ("model_error", True), ("interrupted", True)]
+)
+def test_failed_stop_reason_marks_the_agent_span(tmp_path: Path, stop_reason: str, failed: bool) -> None:
+    memory = InMemorySpanExporter()
+    config = TelemetryConfig.resolve(jsonl_path=tmp_path / "spans.jsonl", env={})
+    observer = OTelObserver(config, task="t", mode="direct", model=MODEL, run_id="r", span_exporters=[memory])
+    observer.run_started(run_id="r", task="t", mode="direct", model=MODEL, base_url="")
+    observer.run_finished(stop_reason=stop_reason)
+    observer.flush()
+    (agent,) = memory.get_finished_spans()
+    assert (agent.status.status_code is StatusCode.ERROR) is failed
+    assert (agent.attributes or {}).get(error_attributes.ERROR_TYPE) == (stop_reason if failed else None)
