@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import repair
-from agentrun.messages import Completion, Message, Mode, ParsedCall, RepairEvent, ToolCall, ToolResult, Usage
+from agentrun.messages import Completion, Message, Mode, ParsedCall, RepairEvent, ToolResult, Usage
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.sandbox import Sandbox
@@ -117,15 +117,16 @@ class Agent:
     def step(self) -> None:
         completion, correction = self.query()
         self.stats.turns += 1
-        calls = list(correction.calls)
         self.messages.append(self._assistant_message(completion, correction))
+        calls = list(correction.calls)
+        results = [*(self.execute(c) for c in calls), *self._rejections(correction)]
+        self.messages.extend(r.to_message() for r in results)
+        if results:
+            self.sandbox.commit(f"turn {self.stats.turns}")
         if self.on_turn:
             self.on_turn(self.stats.turns, completion, self.stats)
-        if not calls and not correction.rejected:
+        if not results:
             raise Stop(_final_reason(correction))
-        for result in [*(self.execute(c) for c in calls), *self._rejections(correction)]:
-            self.messages.append(result.to_message())
-        self.sandbox.commit(f"turn {self.stats.turns}")
 
     def query(self) -> tuple[Completion, repair.Correction]:
         """Ask the model; in corrected mode re-ask (bounded) on a cut-off or reasoning-only reply."""
@@ -218,15 +219,13 @@ class Agent:
     def _assistant_message(self, completion: Completion, correction: repair.Correction) -> Message:
         if self.mode == "direct":  # exactly what the server returned (reasoning is never sent back)
             return completion.message.model_copy(update={"reasoning": None})
-        rejected = [ToolCall(id=r.call_id, name=r.name, arguments="{}") for r in correction.rejected]
-        calls = [c.to_tool_call() for c in correction.calls]
-        return Message(role="assistant", content=correction.content, tool_calls=(*calls, *rejected))
+        return correction.to_message().model_copy(update={"reasoning": None})
 
     def _rejections(self, correction: repair.Correction) -> list[ToolResult]:
         results = []
         for r in correction.rejected:
             self.stats.tool_calls += 1
-            result = ToolResult(call_id=r.call_id, name=r.name, output=r.message, error=r.error)
+            result = ToolResult(call_id=r.call_id, name=r.tool_name, output=r.message, error=r.error)
             self._count_result(result)
             self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
             results.append(result)

@@ -269,6 +269,8 @@ def run_task(
                     memory_mb=task.config.environment.memory_mb,
                     pids_limit=settings.pids_limit,
                     workspace=run_dir / "workspace",
+                    root=run_dir / "sandbox",
+                    env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
                 )
             )
             if config.agent == "oracle":

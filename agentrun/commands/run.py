@@ -32,14 +32,13 @@ def _sigterm_as_interrupt() -> None:
 
 def _progress(turn: int, completion: Completion, stats: RunStats) -> None:
     t = completion.timings
-    calls = len(completion.message.tool_calls)
-    tps = f"{t.decode_tps:7.1f} tok/s" if t.decode_tps else "      - tok/s"
-    ttft = f"ttft {t.ttft_s:.3f}s" if t.ttft_s is not None else "ttft -"
+    tps = f"{t.decode_tps:.0f} tok/s" if t.decode_tps else "- tok/s"
+    ttft = f"ttft {t.ttft_s:.2f}s" if t.ttft_s is not None else "ttft -"
     repaired = sum(stats.repairs.values())
     console.print(
-        f"turn {turn:3d}  tokens {stats.usage.total_tokens:8d}  {tps}  {ttft}  "
-        f"tool calls {stats.tool_calls:3d} (ok {stats.tool_ok}, failed {stats.tool_failed}, repaired {repaired})"
-        f"  finish {completion.finish_reason or '-'}  {calls} native call(s)"
+        f"turn {turn:3d} | {stats.usage.total_tokens:7d} tok | {tps} | {ttft} | calls {stats.tool_calls}"
+        f" (ok {stats.tool_ok}, failed {stats.tool_failed}, repaired {repaired})",
+        soft_wrap=True,
     )
 
 

@@ -120,13 +120,15 @@ class DockerSandbox:
         labels: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
         keep_files: bool = False,
+        root: Path | None = None,
         client: docker.DockerClient | None = None,
     ) -> DockerSandbox:
         """Start the container, copy the image's /workspace out, make the initial commit, open the channel.
 
         ``workspace`` (a host folder) is used as it is and kept after ``close``; by default a
         temporary one is made and removed with the rest of the run's host folder (``root``:
-        logs, tests, git) unless ``keep_files``. ``env`` adds environment variables.
+        logs, tests, git) unless ``keep_files``. ``root`` puts that host folder where the caller
+        wants it (e.g. inside a results folder) and keeps it. ``env`` adds environment variables.
         """
         client = client or connect()
         try:
@@ -135,7 +137,12 @@ class DockerSandbox:
             raise DockerUnavailable(
                 f"sandbox image {image!r} is missing: build it with `agentrun sandbox build`"
             ) from None
-        root = Path(tempfile.mkdtemp(prefix=f"agentrun-{_slug(run_id)}-"))
+        if root is not None:
+            keep_files = True
+            root = Path(root).resolve()
+            root.mkdir(parents=True, exist_ok=True)
+        else:
+            root = Path(tempfile.mkdtemp(prefix=f"agentrun-{_slug(run_id)}-"))
         try:
             ws = Path(workspace).resolve() if workspace else root / "workspace"
             uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
