@@ -78,12 +78,15 @@ class PhoenixServer:
             time.sleep(0.25)
 
 
+def phoenix_venv() -> Path:
+    return Path(os.environ.get("AGENTRUN_PHOENIX_VENV") or DEFAULT_VENV)
+
+
 def phoenix_python() -> Path | None:
     """The Phoenix venv's python, if it is installed."""
     if explicit := os.environ.get("PHOENIX_PY"):
         return Path(explicit)
-    venv = Path(os.environ.get("AGENTRUN_PHOENIX_VENV") or DEFAULT_VENV)
-    python = venv / "bin" / "python"
+    python = phoenix_venv() / "bin" / "python"
     return python if python.exists() else None
 
 
@@ -92,7 +95,7 @@ def _ensure_python() -> Path:
     if python is not None:
         return python
     if os.environ.get("CI") != "true":
-        pytest.skip(f"no Phoenix venv at {DEFAULT_VENV}: run `bash {SETUP_SCRIPT.relative_to(ROOT)}`")
+        pytest.skip(f"no Phoenix venv at {phoenix_venv()}: run `bash {SETUP_SCRIPT.relative_to(ROOT)}`")
     done = subprocess.run(
         ["bash", str(SETUP_SCRIPT)], capture_output=True, text=True, timeout=1200, check=False
     )
