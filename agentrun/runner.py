@@ -24,11 +24,13 @@ from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.serving.admission import AdmissionGate
+from agentrun.serving.kvsim import KVCacheSimulator
 from agentrun.serving.prometheus import MetricsProbe, delta
 from agentrun.tasks import TaskSpec, load_task
 from agentrun.trajectory import Trajectory
 
 REPLAY_LABEL = "replay model (scripted, not a real LLM)"
+REPLAY_GPU_KV_TOKENS = 285_336  # the seed's GPU KV capacity, for the replay model's simulated prefix cache
 AgentKind = Literal["model", "oracle"]
 
 
@@ -133,8 +135,13 @@ def model_endpoint(config: RunConfig, task: TaskSpec) -> Iterator[tuple[str, str
 
         injector = FaultInjector(rate=config.faults, mix=config.fault_mix, seed=config.seed)
     script = replay.script_from_task(task)
+    cache = KVCacheSimulator(gpu_tokens=REPLAY_GPU_KV_TOKENS, model_name=script.model_name)
     server = replay.ReplayServer(
-        script, ttft=config.replay_ttft, token_delay=config.replay_token_delay, fault_injector=injector
+        script,
+        ttft=config.replay_ttft,
+        token_delay=config.replay_token_delay,
+        fault_injector=injector,
+        cache=cache,
     )
     with server:
         label = REPLAY_LABEL + (f", {config.faults:.0%} faults ({config.fault_mix})" if injector else "")
@@ -277,9 +284,9 @@ def run_task(
                 result.stop_reason = _oracle(task, sandbox)
             else:
                 model = OpenAIModel(base_url or "", model_name, api_key=config.api_key)
-                probe = (
-                    MetricsProbe(config.server_metrics, model=model_name) if config.server_metrics else None
-                )
+                embedded = config.base_url is None and config.model is None
+                metrics_url = config.server_metrics or (base_url if embedded else None)
+                probe = MetricsProbe(metrics_url, model=model_name) if metrics_url else None
                 run_before = probe.snapshot() if probe else None
                 limits = Limits(
                     max_turns=config.max_turns or settings.max_turns,
