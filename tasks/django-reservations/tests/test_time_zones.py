@@ -47,8 +47,10 @@ def test_offset_start_is_an_instant(api, make_restaurant, guest):
     assert instant(body["ends_at"]) == utc(2030, 1, 15, 7, 30)
 
 
-def test_naive_start_outside_local_hours_refused(api, make_restaurant, guest):
+def test_start_outside_local_hours_refused(api, make_restaurant, guest):
     r = make_restaurant(tz=AKL)
+    status, body = book(api, r, guest, "2030-01-15T18:00:00Z")  # 07:00 on the 16th in Auckland: closed
+    assert status == 409, body
     status, body = book(api, r, guest, "2030-01-15T05:00:00")  # 05:00 in Auckland: closed
     assert status == 409, body
 
