@@ -175,19 +175,26 @@ def _apply_stats(result: RunResult, stats: RunStats) -> None:
     )
 
 
-def _make_observer(config: RunConfig, run_dir: Path, run_id: str, model: str) -> RunObserver:
+def _make_observer(
+    config: RunConfig, run_dir: Path, run_id: str, model: str, base_url: str | None
+) -> RunObserver:
     try:
         from agentrun.telemetry import OTelObserver, TelemetryConfig
     except ImportError:
         return NullObserver()
-    tconfig = TelemetryConfig(
-        otlp_endpoint=config.otlp_endpoint,
-        otlp_protocol=config.otlp_protocol,  # type: ignore[arg-type]
-        capture_content=config.capture_content,
-        jsonl_path=run_dir / "spans.jsonl",
-        secrets=[config.api_key] if config.api_key and config.api_key != "EMPTY" else [],
+    try:
+        tconfig = TelemetryConfig.resolve(
+            jsonl_path=run_dir / "spans.jsonl",
+            otlp_endpoint=config.otlp_endpoint,
+            otlp_protocol=config.otlp_protocol,
+            capture_content=config.capture_content or None,
+            secrets=[config.api_key] if config.api_key and config.api_key != "EMPTY" else [],
+        )
+    except ValueError as exc:
+        raise UserError(f"telemetry: {exc}") from None
+    return OTelObserver(
+        tconfig, task=config.task, mode=config.mode, model=model, run_id=run_id, base_url=base_url
     )
-    return OTelObserver(tconfig, task=config.task, mode=config.mode, model=model, run_id=run_id)
 
 
 def _oracle(task: TaskSpec, sandbox: Any) -> str:
@@ -243,13 +250,14 @@ def run_task(
     started = time.monotonic()
     observer: RunObserver = NullObserver()
     stats = RunStats()
+    failure: BaseException | None = None
     try:
         with contextlib.ExitStack() as stack:
             base_url, model_name, label = (None, "oracle", "oracle (reference solution, no model)")
             if config.agent == "model":
                 base_url, model_name, label = stack.enter_context(model_endpoint(config, task))
             result.model, result.model_label, result.base_url = model_name, label, base_url
-            observer = _make_observer(config, run_dir, run_id, model_name)
+            observer = _make_observer(config, run_dir, run_id, model_name, base_url)
             ids = observer.run_started(
                 run_id=run_id, task=task.name, mode=config.mode, model=model_name, base_url=base_url or ""
             )
@@ -312,6 +320,7 @@ def run_task(
                     result.stop_reason = agent.run(task.instruction)
                 except ModelAPIError as exc:  # graded all the same: the work done so far counts
                     result.stop_reason, result.error = "model_error", str(exc)
+                    failure = exc
                 run_after = probe.snapshot() if probe else None
                 if run_before is not None and run_after is not None:
                     result.server = delta(run_before, run_after)
@@ -322,18 +331,20 @@ def run_task(
                 from agentrun.artifacts import measure_django
 
                 result.artifact = measure_django(run_dir / "workspace")
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         result.stop_reason, result.error = "interrupted", "interrupted by the user (Ctrl-C or SIGTERM)"
+        failure = exc
         raise
-    except UserError:
-        result.stop_reason = "error"
+    except UserError as exc:
+        result.stop_reason, result.error, failure = "error", str(exc), exc
         raise
     except AgentrunError as exc:  # the run broke (model API, sandbox): recorded, not raised
         result.stop_reason, result.error = "error", f"{type(exc).__name__}: {exc}"
+        failure = exc
     finally:
         _apply_stats(result, stats)
         result.timings = _timing_summary(stats.completions, time.monotonic() - started)
-        observer.run_finished(stop_reason=result.stop_reason, error=None)
+        observer.run_finished(stop_reason=result.stop_reason, error=failure)
         observer.flush()
         trajectory.append("run_end", result=result)
         trajectory.close()
