@@ -1,0 +1,152 @@
+"""todo-cli end to end: the real CLI, a real container, the replay model over real HTTP."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentrun_testsupport import agentrun_cmd, load_result, only_run, read_jsonl, run_cli
+
+pytestmark = pytest.mark.docker
+
+
+def _labelled(docker_client: Any, run_id: str | None = None) -> list[Any]:
+    label = f"agentrun.run_id={run_id}" if run_id else "agentrun=1"
+    return docker_client.containers.list(all=True, filters={"label": label})
+
+
+def test_embedded_replay_model_passes_every_hidden_test(
+    tmp_path: Path, todo_image: str, docker_client: Any
+) -> None:
+    proc = run_cli("task", "todo-cli", "--results", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "replay model (scripted, not a real LLM)" in proc.stdout + proc.stderr
+    run_dir = only_run(tmp_path)
+    result = load_result(run_dir)
+    assert result["hidden_tests"] == {"passed": 16, "failed": 0, "total": 16}
+    assert result["own_tests"]["total"] >= 7 and result["own_tests"]["failed"] == 0
+    assert result["stop_reason"] == "final_answer" and result["mode"] == "corrected"
+    assert result["network"] is False
+
+    events = read_jsonl(run_dir / "trajectory.jsonl")
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "run_start" and kinds[-1] == "run_end" and "grading" in kinds
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    responses = [e for e in events if e["event"] == "response"]
+    assert len(responses) == result["requests"]
+    assert sum(r["completion"]["usage"]["total_tokens"] for r in responses) == result["usage"]["total_tokens"]
+    assert sum(e["event"] == "tool_result" for e in events) == result["tool_calls"]["total"]
+
+    spans = read_jsonl(run_dir / "spans.jsonl")
+    assert {s["trace_id"] for s in spans} == {result["trace_id"]}
+    assert sum(s["name"].startswith("chat ") for s in spans) == result["requests"]
+    assert "todo.py" in (run_dir / "workspace.patch").read_text()
+    assert (run_dir / "workspace" / "todo.py").is_file()
+    assert not _labelled(docker_client, result["run_id"]), "the container must be removed"
+
+
+def test_oracle_applies_the_reference_solution(tmp_path: Path, todo_image: str) -> None:
+    proc = run_cli("task", "todo-cli", "--agent", "oracle", "--results", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = load_result(only_run(tmp_path))
+    assert result["hidden_tests"]["passed"] == result["hidden_tests"]["total"] == 16
+    assert result["requests"] == 0 and result["model"] == "oracle"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_http(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listening on {port}")
+
+
+def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image: str) -> None:
+    ttft, delay = 0.15, 0.002
+    port = _free_port()
+    server = subprocess.Popen(
+        agentrun_cmd(
+            "replay",
+            "serve",
+            "--task",
+            "todo-cli",
+            "--port",
+            str(port),
+            "--ttft",
+            str(ttft),
+            "--token-delay",
+            str(delay),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_http(port)
+        base_url = f"http://127.0.0.1:{port}/v1"
+        proc = run_cli(
+            "task", "todo-cli", "--base-url", base_url, "--model", "replay", "--results", str(tmp_path)
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+    run_dir = only_run(tmp_path)
+    assert load_result(run_dir)["base_url"] == base_url
+    responses = [
+        e["completion"] for e in read_jsonl(run_dir / "trajectory.jsonl") if e["event"] == "response"
+    ]
+    assert len(responses) >= 3
+    for completion in responses:
+        timings, tokens = completion["timings"], completion["usage"]["completion_tokens"]
+        assert abs(timings["ttft_s"] - ttft) <= 0.010, timings
+        expected_e2e = ttft + (tokens - 1) * delay
+        assert abs(timings["e2e_s"] - expected_e2e) <= 0.010, (timings, tokens)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_mid_run_leaves_no_container(
+    tmp_path: Path, todo_image: str, docker_client: Any, sig: int
+) -> None:
+    before = {c.id for c in _labelled(docker_client)}
+    proc = subprocess.Popen(
+        agentrun_cmd("task", "todo-cli", "--results", str(tmp_path), "--replay-token-delay", "0.02"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline, mine = time.monotonic() + 120, []
+        while not mine and time.monotonic() < deadline:
+            mine = [
+                c
+                for c in _labelled(docker_client)
+                if c.id not in before and "-todo-cli-" in c.labels.get("agentrun.run_id", "")
+            ]
+            time.sleep(0.2)
+        assert mine, "the run never started a container"
+        run_id = mine[0].labels["agentrun.run_id"]
+        time.sleep(1.0)  # mid-run: the replay model is streaming a long write_file call
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert not _labelled(docker_client, run_id)
+    result = load_result(only_run(tmp_path))
+    assert result["stop_reason"] == "interrupted"
+    assert (only_run(tmp_path) / "trajectory.jsonl").read_text().strip().endswith("}")
