@@ -39,7 +39,9 @@ class ModeSummary(BaseModel):
     tool_calls_median: float
     tool_ok_median: float
     tool_failed_median: float
-    repaired_median: dict[str, float]
+    repaired_total: dict[str, int] = Field(description="repairs by kind, summed over trials")
+    hidden_passed_total: int = 0
+    hidden_total_all: int = 0
     tokens_median: float
     wall_s_median: float
     stop_reasons: dict[str, int]
@@ -76,7 +78,9 @@ def summarize(results: list[RunResult]) -> ModeSummary:
         tool_calls_median=_median([r.tool_calls.total for r in results]),
         tool_ok_median=_median([r.tool_calls.ok for r in results]),
         tool_failed_median=_median([r.tool_calls.failed for r in results]),
-        repaired_median={k: _median([r.tool_calls.repaired.get(k, 0) for r in results]) for k in kinds},
+        repaired_total={k: sum(r.tool_calls.repaired.get(k, 0) for r in results) for k in kinds},
+        hidden_passed_total=sum(r.hidden_tests.passed for r in results),
+        hidden_total_all=sum(r.hidden_tests.total for r in results),
         tokens_median=_median([r.usage.total_tokens for r in results]),
         wall_s_median=_median([r.timings.wall_s for r in results]),
         stop_reasons=reasons,
@@ -139,7 +143,7 @@ def run_comparison(
 
 
 def comparison_table(c: Comparison) -> Table:
-    title = f"{c.task}: direct vs corrected, {len(c.seeds)} trial(s), medians — {c.model_label}"
+    title = f"{c.task}: direct vs corrected, {len(c.seeds)} trial(s), medians unless noted — {c.model_label}"
     table = Table(title=title)
     table.add_column("")
     for mode in MODES:
@@ -149,19 +153,21 @@ def comparison_table(c: Comparison) -> Table:
     def row(name: str, fn: Callable[[ModeSummary], str]) -> None:
         table.add_row(name, fn(d), fn(k))
 
-    row("hidden tests passed", lambda s: f"{s.hidden_passed_median:g}/{s.hidden_total}")
+    row("hidden tests passed (median)", lambda s: f"{s.hidden_passed_median:g}/{s.hidden_total}")
+    row("hidden tests passed (all trials)", lambda s: f"{s.hidden_passed_total}/{s.hidden_total_all}")
     row("trials 100% passed", lambda s: f"{s.fully_passed}/{s.trials}")
     row("own tests passed", lambda s: f"{s.own_passed_median:g}/{s.own_total_median:g}")
     row("turns", lambda s: f"{s.turns_median:g}")
     row("tool calls", lambda s: f"{s.tool_calls_median:g}")
     row("  valid (ran ok)", lambda s: f"{s.tool_ok_median:g}")
     row("  failed (error result)", lambda s: f"{s.tool_failed_median:g}")
-    for kind in sorted(set(d.repaired_median) | set(k.repaired_median)):
+    row("repairs, all trials", lambda s: str(sum(s.repaired_total.values())))
+    for kind in sorted(set(d.repaired_total) | set(k.repaired_total)):
 
         def repaired(s: ModeSummary, kind: str = kind) -> str:
-            return f"{s.repaired_median.get(kind, 0):g}"
+            return str(s.repaired_total.get(kind, 0))
 
-        row(f"  repaired: {kind}", repaired)
+        row(f"  {kind}", repaired)
     row("tokens", lambda s: f"{s.tokens_median:g}")
     row("wall time (s)", lambda s: f"{s.wall_s_median:.1f}")
     row("stop reasons", lambda s: ", ".join(f"{r} {n}" for r, n in sorted(s.stop_reasons.items())))

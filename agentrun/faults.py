@@ -17,11 +17,12 @@ a real model family gets it wrong (``mix``: ``"deepseek"``, ``"qwen"`` or ``"mix
 
 Every damaged argument text is checked against the corrector before use: it must either
 parse back to exactly the scripted arguments or be refused (so the call is re-sent);
-nothing here can make corrected mode run altered content. Only a first try is faulted: the
-RNG is seeded from (seed, turn index, attempt, repeat), and a re-play after an error result
-(``attempt`` > 0) or a re-ask of the same request (``repeat`` > 0) comes out clean, so
-corrected mode always recovers, while direct mode ends runs on leaked calls and
-reasoning-only replies, and spends retries on the rest.
+nothing here can make corrected mode run altered content. The RNG is seeded from (seed, turn
+index, attempt): a re-play after an error result (``attempt`` > 0) is drawn afresh, so it is
+again subject to faults, as a real model's retry is; a re-ask of the very same request
+(``repeat`` > 0, e.g. a larger ``max_tokens`` after a cut-off reply) comes out clean. Direct
+mode ends runs on leaked calls and reasoning-only replies and spends retries on the rest;
+corrected mode repairs what it safely can and re-asks for the rest.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ FaultKind = Literal[
     "truncated",
     "reasoning_only",
 ]
+# Weighted by what served models get wrong most: a call leaked into the text (the server's tool
+# parser misses the native format; the local Qwen2.5-Coder does it on every call) three times as
+# often as each other kind, a reply that only reasons (the seed's eviction run lost 2 of 6 long
+# requests that way) twice as often.
+KIND_WEIGHTS: dict[str, int] = {"text_tool_call": 3, "reasoning_only": 2}
+
 FAULT_KINDS: tuple[FaultKind, ...] = (
     "text_tool_call",
     "invalid_json",
@@ -312,16 +319,16 @@ class FaultInjector:
         with self._lock:
             repeat = self._seen[(turn_index, attempt)]
             self._seen[(turn_index, attempt)] += 1
-        if attempt or repeat:
+        if repeat:  # the same request sent again (a re-ask): the model's second draw comes out clean
             return turn
-        rng = random.Random(f"{self.seed}:{turn_index}:{attempt}:{repeat}")
+        rng = random.Random(f"{self.seed}:{turn_index}:{attempt}")
         if rng.random() >= self.rate:
             return turn
         data = _as_dict(turn)
         kinds = [k for k in self.kinds if data["tool_calls"] or k == "reasoning_only"]
         if not kinds:
             return turn
-        kind = rng.choice(kinds)
+        kind = rng.choices(kinds, weights=[KIND_WEIGHTS.get(k, 1) for k in kinds])[0]
         faulted = self.apply(kind, data, rng)
         with self._lock:
             self.injected[kind] += 1

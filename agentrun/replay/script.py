@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,32 +161,90 @@ def _solution_files(root: Path) -> list[Path]:
     return files
 
 
+CHUNK_LINES = 60  # a file longer than this is written in parts: write_file, then edit_file appends
+
+
+def _chunks(text: str) -> list[str]:
+    """Split a source file at top-level blocks into parts of at least ``CHUNK_LINES`` lines."""
+    lines = text.splitlines(keepends=True)
+    parts: list[str] = []
+    current: list[str] = []
+    for line in lines:
+        top_level = line[:1].isalpha() or line.startswith(("@", "#"))
+        if len(current) >= CHUNK_LINES and top_level and not current[-1].startswith("@"):
+            parts.append("".join(current))
+            current = []
+        current.append(line)
+    if current:
+        parts.append("".join(current))
+    return parts
+
+
+def _incremental_writes(path: str, text: str) -> list[ScriptCall]:
+    """Write a file as an agent builds it up: its first part, then ``edit_file`` appends the rest.
+
+    Each append replaces the shortest tail of the text so far that occurs exactly once in it
+    (``edit_file``'s rule) with that tail plus the next part.
+    """
+    parts = _chunks(text) or [""]
+    calls = [ScriptCall(name="write_file", arguments={"path": path, "content": parts[0]})]
+    so_far = parts[0]
+    for part in parts[1:]:
+        lines = so_far.splitlines(keepends=True)
+        anchor = so_far
+        for k in range(1, len(lines) + 1):
+            tail = "".join(lines[-k:])
+            if tail.strip() and so_far.count(tail) == 1:
+                anchor = tail
+                break
+        calls.append(
+            ScriptCall(name="edit_file", arguments={"path": path, "old": anchor, "new": anchor + part})
+        )
+        so_far += part
+    return calls
+
+
 def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
     """A script that solves ``task`` with its reference solution.
 
-    One ``write_file`` per turn for every text file under ``solution/`` (except ``solve.sh``
-    and caches), in path order; several per turn only when there are more files than turns
-    to spare. Then one ``run_shell`` running the task's own tests, then a final answer.
+    As an agent works: a ``list_files`` to look around first; then every text file under
+    ``solution/`` (except ``solve.sh`` and caches), in path order, a long one built up in parts
+    (``write_file`` then ``edit_file`` appends) when the turn budget allows, one step per turn,
+    several per turn only when there are more steps than turns to spare, each followed by a
+    ``run_shell`` that compiles the Python files just touched; then one ``run_shell`` running
+    the task's own tests; then a final answer.
     """
     root = task.solution_dir
-    writes = []
+    files: list[tuple[str, str]] = []
     for path in _solution_files(root) if root.is_dir() else []:
         try:
-            text = path.read_text(encoding="utf-8")
+            files.append((path.relative_to(root).as_posix(), path.read_text(encoding="utf-8")))
         except UnicodeDecodeError:
             continue  # write_file carries text; binary reference files are left out
-        writes.append(
-            ScriptCall(
-                name="write_file", arguments={"path": path.relative_to(root).as_posix(), "content": text}
-            )
+    max_turns = task.config.agentrun.max_turns
+    steps = [call for rel, text in files for call in _incremental_writes(rel, text)]
+    if 2 * len(steps) + 3 > max_turns:  # no room to build files up piece by piece: whole files
+        steps = [
+            ScriptCall(name="write_file", arguments={"path": rel, "content": text}) for rel, text in files
+        ]
+    # turns: a look around, per batch a write (and a compile check of its Python files), tests, answer
+    per_turn = max(1, math.ceil(len(steps) / max(1, (max_turns - 3) // 2)))
+    turns = [
+        ScriptTurn(
+            reasoning="First I look at what is already in the workspace.",
+            tool_calls=[ScriptCall(name="list_files", arguments={"pattern": "**/*"})],
         )
-    spare = max(1, task.config.agentrun.max_turns - 3)
-    per_turn = max(1, math.ceil(len(writes) / spare))
-    turns = []
-    for start in range(0, len(writes), per_turn):
-        batch = writes[start : start + per_turn]
-        names = ", ".join(str(c.arguments["path"]) for c in batch if isinstance(c.arguments, dict))
-        turns.append(ScriptTurn(reasoning=f"Next I write {names}.", tool_calls=batch))
+    ]
+    for start in range(0, len(steps), per_turn):
+        batch = steps[start : start + per_turn]
+        paths = list(dict.fromkeys(str(c.arguments["path"]) for c in batch if isinstance(c.arguments, dict)))
+        turns.append(ScriptTurn(reasoning=f"Next I work on {', '.join(paths)}.", tool_calls=batch))
+        python = [shlex.quote(p) for p in paths if p.endswith(".py")]
+        if python:
+            check = ScriptCall(
+                name="run_shell", arguments={"command": f"python -m py_compile {' '.join(python)}"}
+            )
+            turns.append(ScriptTurn(reasoning="Let me check that it compiles.", tool_calls=[check]))
     command = task.config.agentrun.own_tests_command or "python -m pytest -q"
     turns.append(
         ScriptTurn(
@@ -196,7 +255,7 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
     turns.append(
         ScriptTurn(
             reasoning="The tests ran; I can finish.",
-            content=f"I implemented the task ({len(writes)} files written) and ran its tests.",
+            content=f"I implemented the task ({len(files)} files written) and ran its tests.",
         )
     )
     return Script(turns=turns, model_name=model_name)

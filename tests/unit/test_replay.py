@@ -136,7 +136,9 @@ def test_script_from_task_writes_the_solution_then_runs_the_own_tests(tmp_path: 
     script = script_from_task(task)
     calls = [(c.name, c.arguments) for turn in script.turns for c in turn.tool_calls]
     assert calls == [
+        ("list_files", {"pattern": "**/*"}),
         ("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}),
+        ("run_shell", {"command": "python -m py_compile calc.py"}),
         (
             "write_file",
             {
@@ -144,9 +146,10 @@ def test_script_from_task_writes_the_solution_then_runs_the_own_tests(tmp_path: 
                 "content": "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
             },
         ),
+        ("run_shell", {"command": "python -m py_compile tests/test_calc.py"}),
         ("run_shell", {"command": "cd /workspace && pytest -q"}),
     ]
-    assert [len(t.tool_calls) for t in script.turns] == [1, 1, 1, 0]
+    assert [len(t.tool_calls) for t in script.turns] == [1, 1, 1, 1, 1, 1, 0]
     assert script.turns[-1].content and not script.turns[-1].tool_calls
     assert all(t.reasoning for t in script.turns)
 
@@ -158,10 +161,35 @@ def test_script_from_task_defaults_to_pytest(tmp_path: Path) -> None:
 
 def test_script_from_task_packs_files_when_turns_are_short(tmp_path: Path) -> None:
     task_dir = _make_task(tmp_path, own_tests=None)
-    (task_dir / "task.toml").write_text('version = "1.0"\n[agentrun]\nmax_turns = 4\n')
+    (task_dir / "task.toml").write_text('version = "1.0"\n[agentrun]\nmax_turns = 6\n')
     for i in range(5):
         (task_dir / "solution" / f"m{i}.py").write_text(f"X = {i}\n")
     script = script_from_task(load_task(str(task_dir)))
     writes = [c.arguments["path"] for t in script.turns for c in t.tool_calls if c.name == "write_file"]
     assert writes == ["calc.py", "m0.py", "m1.py", "m2.py", "m3.py", "m4.py", "tests/test_calc.py"]
-    assert len(script.turns) == 3  # max_turns - 3 = 1 turn of writes, then tests, then the answer
+    # a look around, (max_turns - 3) // 2 = 1 turn of writes and its compile check, tests, the answer
+    assert len(script.turns) == 5
+
+
+def test_long_files_are_built_up_with_edit_file_appends_that_reconstruct_them(tmp_path: Path) -> None:
+    task_dir = _make_task(tmp_path, own_tests=None)
+    blocks = [
+        f"def f{i}(x):\n" + "".join(f"    x += {j}\n" for j in range(25)) + "    return x\n\n\n"
+        for i in range(8)
+    ]
+    big = '"""Module."""\n\n' + "".join(blocks)
+    (task_dir / "solution" / "big.py").write_text(big)
+    script = script_from_task(load_task(str(task_dir)))
+    files: dict[str, str] = {}
+    for turn in script.turns:
+        for call in turn.tool_calls:
+            args = call.arguments
+            assert isinstance(args, dict)
+            if call.name == "write_file":
+                files[args["path"]] = args["content"]
+            elif call.name == "edit_file":
+                assert files[args["path"]].count(args["old"]) == 1  # edit_file's rule: exactly once
+                files[args["path"]] = files[args["path"]].replace(args["old"], args["new"])
+    assert files["big.py"] == big
+    edits = [c for t in script.turns for c in t.tool_calls if c.name == "edit_file"]
+    assert len(edits) >= 2

@@ -102,7 +102,7 @@ def test_damage_never_yields_altered_content(variant: str) -> None:
             assert chosen != variant or damaged != text
 
 
-def test_injector_is_deterministic_and_faults_only_first_tries() -> None:
+def test_injector_is_deterministic_and_retries_are_drawn_afresh() -> None:
     turn = ScriptTurn(reasoning="r", tool_calls=[ScriptCall(name="run_shell", arguments={"command": "ls"})])
     msgs = [{"role": "user", "content": "go"}]
     a = [FaultInjector(1.0, "mixed", seed=3).mutate(turn, msgs, i) for i in range(20)]
@@ -113,7 +113,11 @@ def test_injector_is_deterministic_and_faults_only_first_tries() -> None:
     assert injector.mutate(turn, msgs, 0) != turn
     assert injector.mutate(turn, msgs, 0) == turn  # the same request again (a re-ask) is clean
     retry = [*msgs, {"role": "assistant", "content": None}, {"role": "tool", "content": "ERROR: bad"}]
-    assert FaultInjector(1.0, "mixed", seed=3).mutate(turn, retry, 0) == turn  # attempt 1 is clean
+    # a retry after an error result is again subject to faults, with its own deterministic draw
+    assert FaultInjector(1.0, "mixed", seed=3).mutate(turn, retry, 0) != turn
+    assert FaultInjector(0.0, "mixed", seed=3).mutate(turn, retry, 0) == turn
+    draws = [FaultInjector(0.5, "mixed", seed=s).mutate(turn, retry, 0) == turn for s in range(40)]
+    assert any(draws) and not all(draws)
 
 
 def test_rate_zero_never_faults_and_bad_settings_are_refused() -> None:
