@@ -32,7 +32,7 @@ def test_unknown_task_lists_known_ones():
 
 def test_bad_field_is_named(tmp_path):
     task = make_task(tmp_path, "[agentrun]\nmax_turns = -3\n")
-    with pytest.raises(TaskError, match="agentrun.max_turns"):
+    with pytest.raises(TaskError, match=r"agentrun\.max_turns"):
         load_task(str(task))
 
 
@@ -48,7 +48,7 @@ def test_invalid_toml_and_missing_parts(tmp_path):
         load_task(str(task))
     (task / "task.toml").write_text('version = "1.0"\n')
     (task / "tests" / "test.sh").unlink()
-    with pytest.raises(TaskError, match="tests/test.sh"):
+    with pytest.raises(TaskError, match=r"tests/test\.sh"):
         load_task(str(task))
 
 
