@@ -55,6 +55,14 @@ def serve(
         float, typer.Option("--token-delay", help="seconds between output tokens")
     ] = 0.002,
     model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
+    faults: Annotated[float, typer.Option(help="rate of injected tool-call faults (0..1)")] = 0.0,
+    fault_mix: Annotated[str, typer.Option(help="deepseek | qwen | mixed")] = "mixed",
+    seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
+    kv_gpu_tokens: Annotated[
+        int, typer.Option(help="simulated vLLM GPU KV cache (tokens); 0 turns the cache simulator off")
+    ] = 285_336,
+    kv_cpu_tokens: Annotated[int, typer.Option(help="simulated CPU KV-offload tier (tokens)")] = 0,
+    kv_log: Annotated[Path | None, typer.Option(help="write vLLM-format log lines here")] = None,
 ) -> None:
     """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
     from agentrun.replay import LABEL, ReplayServer
@@ -62,7 +70,24 @@ def serve(
     if ttft < 0 or token_delay < 0:
         raise UserError("--ttft and --token-delay must not be negative")
     loaded = _load_script(task, script, model)
-    server = ReplayServer(loaded, host=host, port=port, ttft=ttft, token_delay=token_delay)
+    injector = None
+    if faults:
+        from agentrun.faults import FaultInjector
+
+        try:
+            injector = FaultInjector(rate=faults, mix=fault_mix, seed=seed)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    cache = None
+    if kv_gpu_tokens > 0:
+        from agentrun.serving.kvsim import KVCacheSimulator
+
+        cache = KVCacheSimulator(
+            gpu_tokens=kv_gpu_tokens, cpu_tokens=kv_cpu_tokens, model_name=loaded.model_name, log_path=kv_log
+        )
+    server = ReplayServer(
+        loaded, host=host, port=port, ttft=ttft, token_delay=token_delay, fault_injector=injector, cache=cache
+    )
     try:
         server.bind()
     except OSError as exc:
@@ -70,7 +95,14 @@ def serve(
     print(server.base_url, flush=True)  # stdout: just the URL, for scripts
     console.print(
         f"{LABEL}: {len(loaded.turns)} turns as model {loaded.model_name!r}, "
-        f"ttft {ttft}s, {token_delay}s per token. Ctrl-C stops it."
+        f"ttft {ttft}s, {token_delay}s per token"
+        + (f", {faults:.0%} faults ({fault_mix}, seed {seed})" if injector else "")
+        + (
+            f", simulated KV cache {kv_gpu_tokens} GPU + {kv_cpu_tokens} CPU tokens on /metrics"
+            if cache
+            else ""
+        )
+        + ". Ctrl-C stops it."
     )
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
