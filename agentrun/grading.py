@@ -6,8 +6,10 @@ tests run first, before the hidden tests are copied in, so neither can see the o
 
 from __future__ import annotations
 
+import ast
 import shlex
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -75,7 +77,25 @@ def run_hidden_tests(task: TaskSpec, sandbox: Sandbox) -> tuple[Tally, float | N
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in task.config.verifier.env.items())
     result = sandbox.exec(f"{env} bash /tests/test.sh", timeout=task.config.verifier.timeout_sec)
     tally = _read_tally(sandbox, task.config.agentrun.hidden_tests_junit)
+    if tally.total == 0:  # the runner died before reporting (e.g. no project to import): all failed
+        expected = task.config.agentrun.hidden_tests_count or count_test_functions(task.tests_dir)
+        tally = Tally(passed=0, failed=expected, total=expected)
     return tally, _reward(sandbox), result.output[-4000:]
+
+
+def count_test_functions(folder: Path) -> int:
+    """``test_*`` functions and methods in ``test_*.py`` / ``*_test.py`` files (parameters not expanded)."""
+    count = 0
+    for path in [*folder.rglob("test_*.py"), *folder.rglob("*_test.py")]:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        count += sum(
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+            for node in ast.walk(tree)
+        )
+    return count
 
 
 def grade(task: TaskSpec, sandbox: Sandbox) -> Grade:

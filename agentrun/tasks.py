@@ -55,6 +55,12 @@ class AgentrunSection(BaseModel):
     )
     own_tests_junit: str = "/logs/own/junit.xml"
     hidden_tests_junit: str = "/logs/verifier/junit.xml"
+    hidden_tests_count: int | None = Field(
+        default=None,
+        gt=0,
+        description="hidden test cases (parameters expanded); counted as failed when a broken workspace "
+        "stops the test runner before it reports anything. Default: the test functions in tests/.",
+    )
     max_turns: int = Field(default=40, gt=0)
     max_tokens_total: int = Field(default=2_000_000, gt=0)
     max_tokens_per_turn: int = Field(default=8192, gt=0)
