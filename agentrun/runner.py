@@ -197,6 +197,19 @@ def _make_observer(
     )
 
 
+def _check_served(model: Any, log: Callable[[str], None]) -> None:
+    """Fail fast, before any container starts, when nothing listens; warn about a model not listed."""
+    try:
+        served = model.check_reachable(timeout=10.0)
+    except ModelAPIError as exc:  # e.g. no GET /models on this server: the first request will tell
+        log(f"could not list the server's models ({exc}); going on")
+        return
+    if served and model.model not in served:
+        raise UserError(
+            f"model {model.model!r} is not served at {model.base_url}; it serves: {', '.join(served)}"
+        )
+
+
 def _oracle(task: TaskSpec, sandbox: Any) -> str:
     """Apply the reference solution with the file tools, no model (Harbor's oracle check)."""
     for path in sorted(p for p in task.solution_dir.rglob("*") if p.is_file()):
@@ -275,6 +288,10 @@ def run_task(
                 **ids,
             )
             log(f"run {run_id}: {task.name}, {config.mode} mode, {label}")
+            model = None
+            if config.agent == "model":
+                model = stack.enter_context(OpenAIModel(base_url or "", model_name, api_key=config.api_key))
+                _check_served(model, log)
             sandbox = stack.enter_context(
                 DockerSandbox.start(
                     image,
@@ -291,7 +308,7 @@ def run_task(
             if config.agent == "oracle":
                 result.stop_reason = _oracle(task, sandbox)
             else:
-                model = OpenAIModel(base_url or "", model_name, api_key=config.api_key)
+                assert model is not None
                 embedded = config.base_url is None and config.model is None
                 metrics_url = config.server_metrics or (base_url if embedded else None)
                 probe = MetricsProbe(metrics_url, model=model_name) if metrics_url else None
