@@ -32,6 +32,7 @@ Use the tools to read, write and run code; run the tests before you finish.
 You have at most {max_turns} turns. When the work is done, reply with a short summary and no tool call."""
 
 
+READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "search"})
 CHARS_PER_TOKEN_LOW = 3  # conservative: code and English run at about 3.5 to 4.5 characters per token
 
 
@@ -121,7 +122,7 @@ class Agent:
         calls = list(correction.calls)
         results = [*(self.execute(c) for c in calls), *self._rejections(correction)]
         self.messages.extend(r.to_message() for r in results)
-        if results:
+        if any(c.name not in READ_ONLY_TOOLS for c in calls):  # only then can files have changed
             self.sandbox.commit(f"turn {self.stats.turns}")
         if self.on_turn:
             self.on_turn(self.stats.turns, completion, self.stats)

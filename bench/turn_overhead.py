@@ -1,0 +1,116 @@
+"""Where a turn's time goes in agentrun, against the replay model with no delays and a real sandbox.
+
+Runs ``agentrun task todo-cli`` (corrected mode) N times in-process and splits each turn, from
+the trajectory's timestamps, into: the model round trip (request -> response: openai SDK,
+loopback HTTP, the replay server), correction (response -> first tool call), the tool calls
+over the channel (tool_call -> tool_result, including the tool's own work), and the rest
+(last tool result -> next request: appending history, the per-turn git commit, sanitizing,
+trajectory writes). The last bucket is agentrun's own per-turn overhead; mini-swe-agent's
+is about 84 ms per step in Docker on this kind of machine (shared/reference/peer-overhead-measured.md).
+
+    python bench/turn_overhead.py [--runs 5] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from agentrun.runner import RunConfig, run_task
+from agentrun.trajectory import read_trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTION = "## Agent turn overhead"
+
+
+def split_turns(events: list[dict]) -> dict[str, list[float]]:
+    """Milliseconds per bucket, one value per turn that had tool calls."""
+    buckets: dict[str, list[float]] = {"model": [], "correct": [], "tools": [], "between": []}
+    by_turn: dict[int, list[dict]] = {}
+    for e in events:
+        if "turn" in e:
+            by_turn.setdefault(e["turn"], []).append(e)
+    turns = sorted(by_turn)
+    for i, turn in enumerate(turns):
+        ev = by_turn[turn]
+        req = next((e for e in ev if e["event"] == "request"), None)
+        resp = [e for e in ev if e["event"] == "response"]
+        calls = [e for e in ev if e["event"] == "tool_call"]
+        results = [e for e in ev if e["event"] == "tool_result"]
+        if not req or not resp or not calls or not results or i + 1 == len(turns):
+            continue
+        nxt = next((e for e in by_turn[turns[i + 1]] if e["event"] == "request"), None)
+        if nxt is None:
+            continue
+        buckets["model"].append((resp[-1]["ts"] - req["ts"]) * 1000)
+        buckets["correct"].append((calls[0]["ts"] - resp[-1]["ts"]) * 1000)
+        buckets["tools"].append((results[-1]["ts"] - calls[0]["ts"]) * 1000)
+        buckets["between"].append((nxt["ts"] - results[-1]["ts"]) * 1000)
+    return buckets
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="replace the section in BENCHMARKS.md")
+    args = parser.parse_args()
+    all_buckets: dict[str, list[float]] = {"model": [], "correct": [], "tools": [], "between": []}
+    walls = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.runs):
+            started = time.monotonic()
+            result = run_task(RunConfig(task="todo-cli", results_dir=Path(tmp), run_id=f"bench-{i}"))
+            walls.append(time.monotonic() - started)
+            assert result.passed, result.stop_reason
+            for k, v in split_turns(read_trajectory(Path(result.results_path) / "trajectory.jsonl")).items():
+                all_buckets[k].extend(v)
+
+    def stat(values: list[float]) -> str:
+        q = statistics.quantiles(values, n=10) if len(values) > 1 else values * 9
+        return f"{statistics.median(values):.1f} | {q[8]:.1f}"
+
+    rows = [
+        ("model round trip (SDK + loopback + replay server)", all_buckets["model"]),
+        ("correction (repair pipeline, response -> first call)", all_buckets["correct"]),
+        ("tool calls over the channel (incl. the tool's work)", all_buckets["tools"]),
+        ("between turns (history, git commit, sanitize, trajectory)", all_buckets["between"]),
+    ]
+    lines = [
+        SECTION,
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} by `python bench/turn_overhead.py --runs {args.runs}` on "
+        f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
+        f"{len(all_buckets['model'])} tool turns of todo-cli (corrected mode) against the replay model with no "
+        "delays and a real Docker sandbox. Milliseconds per turn, from the trajectory's timestamps.",
+        "",
+        "| part of a turn | median ms | p90 ms |",
+        "|---|---:|---:|",
+        *(f"| {name} | {stat(values)} |" for name, values in rows),
+        "",
+        f"Whole runs (image present; container start, 11 turns, grading): median {statistics.median(walls):.1f} s.",
+        "For comparison (shared/reference/peer-overhead-measured.md, same kind of machine): mini-swe-agent in "
+        "Docker spends about 84 ms per step outside the model, 68-72 ms of it in `docker exec`; the bare openai "
+        "SDK round trip floor is 2.8 ms (small, streamed) to 11.7 ms (179 KB, streamed).",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        path = ROOT / "BENCHMARKS.md"
+        current = path.read_text()
+        if SECTION in current:
+            start = current.index(SECTION)
+            end = current.find("\n## ", start + len(SECTION))
+            current = current[:start] + text + (current[end + 1 :] if end != -1 else "")
+        else:
+            current = current.rstrip("\n") + "\n\n" + text
+        path.write_text(current)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
