@@ -33,7 +33,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentrun.repair.jsonfix import parse_arguments
 from agentrun.repair.names import TOOL_ALIASES
@@ -55,15 +55,7 @@ FaultKind = Literal[
 # requests that way) twice as often.
 KIND_WEIGHTS: dict[str, int] = {"text_tool_call": 3, "reasoning_only": 2}
 
-FAULT_KINDS: tuple[FaultKind, ...] = (
-    "text_tool_call",
-    "invalid_json",
-    "unknown_tool",
-    "schema_coercion",
-    "duplicate_call",
-    "truncated",
-    "reasoning_only",
-)
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 Call = tuple[str, dict[str, Any]]
 
 

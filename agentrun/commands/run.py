@@ -75,6 +75,30 @@ def summary_table(result: RunResult) -> Table:
     return table
 
 
+BaseUrl = Annotated[
+    str | None, typer.Option(help="OpenAI-compatible base URL; default: the embedded replay model")
+]
+ModelName = Annotated[str | None, typer.Option(help="model name; 'local' starts the local CPU model")]
+ApiKey = Annotated[
+    str | None, typer.Option(envvar="AGENTRUN_API_KEY", help="API key (or AGENTRUN_API_KEY / OPENAI_API_KEY)")
+]
+ResultsDir = Annotated[Path, typer.Option(help="results folder")]
+FaultMix = Annotated[str, typer.Option(help="replay model only: deepseek | qwen | mixed")]
+BaseImage = Annotated[str | None, typer.Option(help="base image for sandbox builds")]
+OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint (else OTEL_EXPORTER_OTLP_*)")]
+OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
+
+
+def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None) -> dict[str, Any]:
+    if base_url and not model:
+        raise UserError("--base-url needs --model NAME (the served model's name)")
+    return {
+        "base_url": base_url,
+        "model": model,
+        "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+    }
+
+
 def register(app: typer.Typer) -> None:
     @app.command("tasks")
     def tasks_cmd() -> None:
@@ -88,17 +112,10 @@ def register(app: typer.Typer) -> None:
     def task_cmd(
         name: Annotated[str, typer.Argument(help="task name (see `agentrun tasks`) or a task folder")],
         mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
-        base_url: Annotated[
-            str | None, typer.Option(help="OpenAI-compatible base URL; default: embedded replay model")
-        ] = None,
-        model: Annotated[
-            str | None, typer.Option(help="model name; 'local' starts the local CPU model")
-        ] = None,
-        api_key: Annotated[
-            str | None,
-            typer.Option(envvar="AGENTRUN_API_KEY", help="API key (or AGENTRUN_API_KEY / OPENAI_API_KEY)"),
-        ] = None,
-        results: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
+        base_url: BaseUrl = None,
+        model: ModelName = None,
+        api_key: ApiKey = None,
+        results: ResultsDir = Path("results"),
         agent: Annotated[
             str, typer.Option(help="model | oracle (apply the reference solution, no model)")
         ] = "model",
@@ -106,15 +123,15 @@ def register(app: typer.Typer) -> None:
         faults: Annotated[
             float, typer.Option(help="replay model only: rate of injected tool-call faults")
         ] = 0.0,
-        fault_mix: Annotated[str, typer.Option(help="replay model only: deepseek | qwen | mixed")] = "mixed",
+        fault_mix: FaultMix = "mixed",
         temperature: float | None = None,
         max_turns: int | None = None,
-        base_image: Annotated[str | None, typer.Option(help="base image for sandbox builds")] = None,
+        base_image: BaseImage = None,
         server_metrics: Annotated[
             str | None, typer.Option(help="the server's Prometheus /metrics URL")
         ] = None,
-        otlp_endpoint: str | None = None,
-        otlp_protocol: Annotated[str | None, typer.Option(help="http/protobuf | grpc")] = None,
+        otlp_endpoint: OtlpEndpoint = None,
+        otlp_protocol: OtlpProtocol = None,
         capture_content: bool = False,
         replay_ttft: Annotated[
             float, typer.Option(help="replay model: delay before the first token (s)")
@@ -128,15 +145,11 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
         if agent not in ("model", "oracle"):
             raise UserError(f"--agent must be model or oracle, not {agent!r}")
-        if base_url and not model:
-            raise UserError("--base-url needs --model NAME (the served model's name)")
         config = RunConfig(
             task=name,
             mode=cast(Mode, mode),
             agent=cast(AgentKind, agent),
-            base_url=base_url,
-            model=model,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            **_endpoint_args(base_url, model, api_key),
             results_dir=results,
             seed=seed,
             faults=faults,
@@ -166,23 +179,19 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str, typer.Argument(help="task name or folder")],
         trials: Annotated[int, typer.Option(min=1, help="trials per mode (seeds SEED, SEED+1, ...)")] = 3,
         seed: int = 0,
-        results: Annotated[Path, typer.Option(help="results folder")] = Path("results"),
-        base_url: Annotated[
-            str | None, typer.Option(help="OpenAI-compatible base URL; default: embedded replay model")
-        ] = None,
-        model: Annotated[
-            str | None, typer.Option(help="model name; 'local' starts the local CPU model")
-        ] = None,
-        api_key: Annotated[str | None, typer.Option(envvar="AGENTRUN_API_KEY")] = None,
+        results: ResultsDir = Path("results"),
+        base_url: BaseUrl = None,
+        model: ModelName = None,
+        api_key: ApiKey = None,
         faults: Annotated[
             float | None, typer.Option(help="replay model: fault rate (default 0.2 on the replay model)")
         ] = None,
-        fault_mix: Annotated[str, typer.Option(help="replay model: deepseek | qwen | mixed")] = "mixed",
+        fault_mix: FaultMix = "mixed",
         temperature: float | None = None,
         max_turns: int | None = None,
-        base_image: str | None = None,
-        otlp_endpoint: str | None = None,
-        otlp_protocol: str | None = None,
+        base_image: BaseImage = None,
+        otlp_endpoint: OtlpEndpoint = None,
+        otlp_protocol: OtlpProtocol = None,
         concurrency: Annotated[int, typer.Option(min=1, help="runs in parallel")] = 1,
         kv_budget: Annotated[
             int | None,
@@ -192,13 +201,9 @@ def register(app: typer.Typer) -> None:
         """Run direct and corrected mode on the same seeds and print one table."""
         from agentrun.compare import comparison_table, run_comparison
 
-        if base_url and not model:
-            raise UserError("--base-url needs --model NAME (the served model's name)")
         base = RunConfig(
             task=name,
-            base_url=base_url,
-            model=model,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            **_endpoint_args(base_url, model, api_key),
             results_dir=results,
             seed=seed,
             faults=faults or 0.0,
