@@ -28,8 +28,9 @@ from agentrun.toolset import ToolSpec
 from agentrun.trajectory import Trajectory
 
 SYSTEM_PROMPT = """You are a careful software engineer working in /workspace inside a sandbox with no network.
-Use the tools to read, write and run code; run the tests before you finish.
-You have at most {max_turns} turns. When the work is done, reply with a short summary and no tool call."""
+Work one tool call at a time: write the code, run the tests with run_shell, read the output, fix what fails,
+and run the tests again. You have at most {max_turns} turns.
+When the tests pass, reply with a one-sentence summary and no tool call."""
 
 
 READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "search"})

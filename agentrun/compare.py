@@ -8,6 +8,7 @@ them both modes see the same clean calls.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import time
@@ -19,6 +20,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 from rich.table import Table
 
+from agentrun import localmodel
+from agentrun.localmodel import LOCAL_MODEL_NAME
 from agentrun.runner import RunConfig, RunResult, run_task
 from agentrun.serving.admission import AdmissionGate
 
@@ -108,20 +111,14 @@ def run_comparison(
         faults = DEFAULT_REPLAY_FAULTS
     seeds = [base.seed + i for i in range(trials)]
     gate = AdmissionGate(kv_budget) if kv_budget else None
-    configs = [
-        base.model_copy(update={"mode": mode, "seed": seed, "faults": faults, "results_dir": folder})
-        for seed in seeds
-        for mode in MODES
-    ]
-
-    def one(config: RunConfig) -> RunResult:
-        result = run_task(config, gate=gate, **run_kwargs)
-        if on_run:
-            on_run(result)
-        return result
-
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        runs = list(pool.map(one, configs))
+    with contextlib.ExitStack() as stack:
+        if base.model == LOCAL_MODEL_NAME and base.base_url is None:  # one server for every trial
+            server = stack.enter_context(localmodel.serve())
+            label = f"local model {server.model} (llama.cpp on this CPU)"
+            base = base.model_copy(
+                update={"base_url": server.base_url, "model": server.model, "model_label": label}
+            )
+        runs = _run_all(base, seeds, faults, folder, gate, concurrency, on_run, run_kwargs)
     comparison = Comparison(
         task=base.task,
         model_label=runs[0].model_label if runs else "",
@@ -140,6 +137,32 @@ def run_comparison(
     )
     (folder / "compare.json").write_text(json.dumps(comparison.model_dump(mode="json"), indent=2))
     return comparison, folder
+
+
+def _run_all(
+    base: RunConfig,
+    seeds: list[int],
+    faults: float,
+    folder: Path,
+    gate: AdmissionGate | None,
+    concurrency: int,
+    on_run: Callable[[RunResult], None] | None,
+    run_kwargs: dict[str, Any],
+) -> list[RunResult]:
+    configs = [
+        base.model_copy(update={"mode": mode, "seed": seed, "faults": faults, "results_dir": folder})
+        for seed in seeds
+        for mode in MODES
+    ]
+
+    def one(config: RunConfig) -> RunResult:
+        result = run_task(config, gate=gate, **run_kwargs)
+        if on_run:
+            on_run(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        return list(pool.map(one, configs))
 
 
 def comparison_table(c: Comparison) -> Table:

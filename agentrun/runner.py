@@ -57,6 +57,7 @@ class RunConfig(BaseModel):
     otlp_protocol: str | None = None
     capture_content: bool = False
     run_id: str | None = None
+    model_label: str | None = Field(default=None, description="how the model is named in output")
 
 
 class ToolCallCounts(BaseModel):
@@ -119,7 +120,8 @@ def new_run_id(task: str, mode: str) -> str:
 def model_endpoint(config: RunConfig, task: TaskSpec) -> Iterator[tuple[str, str, str]]:
     """Yield (base_url, model name, label): the user's server, the local model, or the replay model."""
     if config.base_url:
-        yield config.base_url, config.model or "default", config.model or "default"
+        name = config.model or "default"
+        yield config.base_url, name, config.model_label or name
         return
     if config.model == "local":
         from agentrun import localmodel

@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 if [ -x .ci/phoenix-setup.sh ]; then ./.ci/phoenix-setup.sh; fi
+# the real-model check (a ~5 min llama.cpp build and a 1.1 GB model, cached outside the checkout)
+if [ "${CI:-}" = true ] || [ "${AGENTRUN_LOCAL_MODEL_TESTS:-}" = 1 ]; then .venv/bin/agentrun local-model prepare; fi
 exec .venv/bin/python -m pytest "$@"

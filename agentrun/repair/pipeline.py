@@ -274,11 +274,12 @@ def _correct(
     truncated = finish_reason == "length" or run.cut_off or (hit_limit and not run.calls and not visible)
     if truncated:
         return _truncated(run, content, reasoning)
-    reasoning_only = bool(reasoning.strip()) and not visible and not run.calls and not run.rejected
+    # nothing the user could see and nothing to run: the model stopped mid-task (reasoning only,
+    # or an empty reply, as the local 1.5B model gives after a few turns); it gets a nudge
+    reasoning_only = not visible and not run.calls and not run.rejected
     if reasoning_only:
-        run.event(
-            "reasoning_only", None, _clip(reasoning), None, detail="reasoning but no visible answer or call"
-        )
+        detail = "reasoning but no visible answer or call" if reasoning.strip() else "an empty reply"
+        run.event("reasoning_only", None, _clip(reasoning) or None, None, detail=detail)
     return Correction(
         tuple(run.calls),
         content,

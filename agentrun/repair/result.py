@@ -22,7 +22,7 @@ __all__ = [
 RejectionReason = Literal["unknown_tool", "invalid_json", "schema", "truncated"]
 
 REASONING_ONLY_NUDGE = (
-    "Your last reply contained reasoning but no visible answer and no tool call. "
+    "Your last reply had no visible answer and no tool call. "
     "Continue: call one of the tools to make progress, or give your final answer."
 )
 TRUNCATED_NUDGE = (
