@@ -12,6 +12,7 @@ import importlib.util
 import inspect
 import re
 import sys
+import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, get_type_hints
@@ -64,23 +65,30 @@ class ArgumentError(ValueError):
         self.kind: ToolErrorKind = kind
 
 
+_LOAD_LOCK = threading.Lock()
+
+
 def load_builtin_module() -> ModuleType:
-    """Import ``tools/builtin.py`` under a private module name (never a top-level ``tools``)."""
-    cached = sys.modules.get(SANDBOX_TOOLS_MODULE)
-    if cached is not None:
-        return cached
-    path = data_dir("tools") / "builtin.py"
-    spec = importlib.util.spec_from_file_location(SANDBOX_TOOLS_MODULE, path)
-    if spec is None or spec.loader is None:  # pragma: no cover - only if the file vanished
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[SANDBOX_TOOLS_MODULE] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[SANDBOX_TOOLS_MODULE]
-        raise
-    return module
+    """Import ``tools/builtin.py`` under a private module name (never a top-level ``tools``).
+
+    Under a lock: parallel runs (``compare --concurrency``) must not see a half-executed module.
+    """
+    with _LOAD_LOCK:
+        cached = sys.modules.get(SANDBOX_TOOLS_MODULE)
+        if cached is not None:
+            return cached
+        path = data_dir("tools") / "builtin.py"
+        spec = importlib.util.spec_from_file_location(SANDBOX_TOOLS_MODULE, path)
+        if spec is None or spec.loader is None:  # pragma: no cover - only if the file vanished
+            raise FileNotFoundError(path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[SANDBOX_TOOLS_MODULE] = module  # dataclasses look themselves up there while executing
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(SANDBOX_TOOLS_MODULE, None)
+            raise
+        return module
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:

@@ -42,6 +42,20 @@ def _progress(turn: int, completion: Completion, stats: RunStats) -> None:
     )
 
 
+SERVER_FIGURES = (
+    ("prompt_tokens", "prompt tok", "{:.0f}"),
+    ("generation_tokens", "generated tok", "{:.0f}"),
+    ("prefix_cache_hit_rate", "prefix-cache hits", "{:.1%}"),
+    ("external_prefix_cache_hit_rate", "external prefix hits", "{:.1%}"),
+    ("kv_offload_load_gbps", "KV load GB/s", "{:.2f}"),
+    ("spec_decode_acceptance_rate", "draft acceptance", "{:.1%}"),
+)
+
+
+def _server_summary(server: dict[str, float]) -> str:
+    return ", ".join(f"{label} {fmt.format(server[key])}" for key, label, fmt in SERVER_FIGURES if key in server)
+
+
 def summary_table(result: RunResult) -> Table:
     table = Table(title=f"agentrun {result.task} [{result.mode}]", show_header=False)
     rows = [
@@ -66,6 +80,8 @@ def summary_table(result: RunResult) -> Table:
         ("wall time", f"{result.timings.wall_s:.1f}s (model {result.timings.model_time_s:.1f}s)"),
         ("results", result.results_path),
     ]
+    if result.server:
+        rows.append(("server counters", _server_summary(result.server)))
     if result.artifact:
         rows.append(("artifact", ", ".join(f"{k} {v}" for k, v in result.artifact.items())))
     if result.trace_id:

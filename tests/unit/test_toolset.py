@@ -118,3 +118,27 @@ def test_foreign_spec_checks_required_and_types() -> None:
         validate_arguments(spec, {"n": 2})
     with pytest.raises(ArgumentError, match="'n' should be an integer"):
         validate_arguments(spec, {"q": "x", "n": True})
+
+
+def test_parallel_first_loads_never_see_a_half_executed_module() -> None:
+    import sys
+    import threading
+
+    from agentrun import toolset
+
+    errors: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            assert toolset.load_builtin_module().TOOLS
+        except BaseException as exc:
+            errors.append(exc)
+
+    for _ in range(10):
+        sys.modules.pop(toolset.SANDBOX_TOOLS_MODULE, None)
+        threads = [threading.Thread(target=load) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
