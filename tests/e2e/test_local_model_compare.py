@@ -16,7 +16,7 @@ from agentrun_testsupport import run_cli
 
 from agentrun import localmodel
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(3600)]
 TABLE = Path(__file__).resolve().parents[2] / "results" / "local-model-compare.txt"
 
 
