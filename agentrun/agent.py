@@ -52,6 +52,7 @@ class Limits:
     max_wall_s: float = 1800.0
     max_tokens_per_turn: int = 8192
     max_reasks: int = 2
+    tool_retries: int = 3
 
 
 @dataclass
@@ -99,6 +100,8 @@ class Agent:
         self.temperature, self.server_probe = temperature, server_probe
         self._server_delta: dict[str, float] | None = None
         self.gate = gate
+        self.retry_budget = repair.RetryBudget(limits.tool_retries)
+        self._budget_spent: str | None = None  # a tool whose failing calls used up their retries
         self.openai_tools = [t.to_openai() for t in self.tools]
         self.messages: list[Message] = []
         self.stats = RunStats()
@@ -129,6 +132,8 @@ class Agent:
             self.on_turn(self.stats.turns, completion, self.stats)
         if not results:
             raise Stop(_final_reason(correction))
+        if self._budget_spent:
+            raise Stop("tool_retry_budget")
 
     def query(self) -> tuple[Completion, repair.Correction]:
         """Ask the model; in corrected mode re-ask (bounded) on a cut-off or reasoning-only reply."""
@@ -155,6 +160,8 @@ class Agent:
         ids = self.observer.tool_started(turn=self.stats.turns, call=call)
         self.trajectory.append("tool_call", turn=self.stats.turns, call=call, **ids)
         result = self.sandbox.call(call.id, call.name, call.arguments)
+        if result.ok:
+            self.retry_budget.reset(call.name)
         self._count_result(result)
         self.observer.tool_finished(result=result)
         self.trajectory.append("tool_result", turn=self.stats.turns, result=result)
@@ -227,7 +234,13 @@ class Agent:
         results = []
         for r in correction.rejected:
             self.stats.tool_calls += 1
-            result = ToolResult(call_id=r.call_id, name=r.tool_name, output=r.message, error=r.error)
+            message = r.message
+            if self.mode == "corrected":  # validation feedback, within a per-tool retry budget
+                if self.retry_budget.spend(r.tool_name):
+                    message += f" ({self.retry_budget.remaining(r.tool_name)} retries left for {r.tool_name})"
+                else:
+                    self._budget_spent = r.tool_name
+            result = ToolResult(call_id=r.call_id, name=r.tool_name, output=message, error=r.error)
             self._count_result(result)
             self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
             results.append(result)
