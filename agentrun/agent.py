@@ -219,7 +219,8 @@ class Agent:
                 completion_tokens=completion.usage.completion_tokens,
                 max_tokens=max_tokens,
             )
-        self._record_repairs(correction.events)
+        if self.mode == "corrected":  # direct mode repairs nothing; its rejections count as failed calls
+            self._record_repairs(correction.events)
         self.observer.request_finished(
             turn=self.stats.turns + 1, completion=completion, repairs=correction.events
         )

@@ -48,6 +48,8 @@ class ModeSummary(BaseModel):
     tokens_median: float
     wall_s_median: float
     stop_reasons: dict[str, int]
+    cached_tokens_median: float | None = None
+    prefix_cache_hit_rate_median: float | None = Field(default=None, description="from the server's counters")
 
 
 class Comparison(BaseModel):
@@ -63,6 +65,11 @@ class Comparison(BaseModel):
 
 def _median(values: list[float]) -> float:
     return float(statistics.median(values)) if values else 0.0
+
+
+def _median_present(values: list[float | int | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
 
 
 def summarize(results: list[RunResult]) -> ModeSummary:
@@ -87,6 +94,10 @@ def summarize(results: list[RunResult]) -> ModeSummary:
         tokens_median=_median([r.usage.total_tokens for r in results]),
         wall_s_median=_median([r.timings.wall_s for r in results]),
         stop_reasons=reasons,
+        cached_tokens_median=_median_present([r.usage.cached_tokens for r in results]),
+        prefix_cache_hit_rate_median=_median_present(
+            [(r.server or {}).get("prefix_cache_hit_rate") for r in results]
+        ),
     )
 
 
@@ -192,6 +203,18 @@ def comparison_table(c: Comparison) -> Table:
 
         row(f"  {kind}", repaired)
     row("tokens", lambda s: f"{s.tokens_median:g}")
+    if d.cached_tokens_median is not None or k.cached_tokens_median is not None:
+        row(
+            "  cached prompt tokens",
+            lambda s: "-" if s.cached_tokens_median is None else f"{s.cached_tokens_median:g}",
+        )
+    if d.prefix_cache_hit_rate_median is not None or k.prefix_cache_hit_rate_median is not None:
+        row(
+            "prefix-cache hit rate (server)",
+            lambda s: (
+                "-" if s.prefix_cache_hit_rate_median is None else f"{s.prefix_cache_hit_rate_median:.1%}"
+            ),
+        )
     row("wall time (s)", lambda s: f"{s.wall_s_median:.1f}")
     row("stop reasons", lambda s: ", ".join(f"{r} {n}" for r, n in sorted(s.stop_reasons.items())))
     return table
