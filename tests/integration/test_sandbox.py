@@ -130,7 +130,7 @@ def test_git_commit_only_when_changed(sandbox: DockerSandbox) -> None:
 
 def test_exec_put_dir_and_read_file(sandbox: DockerSandbox, tmp_path: Path) -> None:
     (tmp_path / "hidden").mkdir()
-    (tmp_path / "hidden" / "test_x.py").write_text("def test_x():\n    assert True\n")
+    (tmp_path / "hidden" / "test_x.py").write_text("def test_x():\n    assert sum([1, 2]) == 3\n")
     sandbox.put_dir(tmp_path / "hidden", "/tests")
     result = sandbox.exec(
         "python -m pytest -q -p no:cacheprovider /tests --junitxml=/logs/junit.xml", timeout=120
