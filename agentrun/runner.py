@@ -9,6 +9,7 @@ reason the run stopped.
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import statistics
 import time
@@ -19,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agentrun.agent import Agent, Limits, RunStats
+from agentrun.atif import to_atif
 from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
@@ -27,7 +29,7 @@ from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.kvsim import KVCacheSimulator
 from agentrun.serving.prometheus import MetricsProbe, delta
 from agentrun.tasks import TaskSpec, load_task
-from agentrun.trajectory import Trajectory
+from agentrun.trajectory import Trajectory, read_trajectory
 
 REPLAY_LABEL = "replay model (scripted, not a real LLM)"
 REPLAY_GPU_KV_TOKENS = 285_336  # the seed's GPU KV capacity, for the replay model's simulated prefix cache
@@ -199,6 +201,14 @@ def _make_observer(
     )
 
 
+def _write_atif(source: Path, target: Path, log: Callable[[str], None]) -> None:
+    """The trajectory as an ATIF document too; a failure here must not hide the run's own outcome."""
+    try:
+        target.write_text(json.dumps(to_atif(read_trajectory(source)), indent=2, ensure_ascii=False))
+    except (OSError, ValueError, KeyError, StopIteration) as exc:
+        log(f"could not write {target.name}: {exc}")
+
+
 def _check_served(model: Any, log: Callable[[str], None]) -> None:
     """Fail fast, before any container starts, when nothing listens; warn about a model not listed."""
     try:
@@ -367,6 +377,7 @@ def run_task(
         observer.flush()
         trajectory.append("run_end", result=result)
         trajectory.close()
+        _write_atif(trajectory.path, run_dir / "trajectory.atif.json", log)
         (run_dir / "result.json").write_text(result.model_dump_json(indent=2))
     return result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -41,6 +42,17 @@ def test_embedded_replay_model_passes_every_hidden_test(
     assert len(responses) == result["requests"]
     assert sum(r["completion"]["usage"]["total_tokens"] for r in responses) == result["usage"]["total_tokens"]
     assert sum(e["event"] == "tool_result" for e in events) == result["tool_calls"]["total"]
+
+    atif = json.loads((run_dir / "trajectory.atif.json").read_text())  # Harbor's format too
+    assert atif["schema_version"] == "ATIF-v1.4" and atif["session_id"] == result["run_id"]
+    assert [s["step_id"] for s in atif["steps"]] == list(range(1, len(atif["steps"]) + 1))
+    assert [s["source"] for s in atif["steps"][:2]] == ["system", "user"]
+    agent_steps = atif["steps"][2:]
+    assert len(agent_steps) == result["turns"] and all(s["source"] == "agent" for s in agent_steps)
+    for step in agent_steps:
+        calls = {c["tool_call_id"] for c in step.get("tool_calls", [])}
+        assert calls == {r["source_call_id"] for r in step.get("observation", {}).get("results", [])}
+    assert atif["final_metrics"]["total_prompt_tokens"] == result["usage"]["prompt_tokens"]  # no re-asks here
 
     spans = read_jsonl(run_dir / "spans.jsonl")
     assert {s["trace_id"] for s in spans} == {result["trace_id"]}
