@@ -53,7 +53,9 @@ SERVER_FIGURES = (
 
 
 def _server_summary(server: dict[str, float]) -> str:
-    return ", ".join(f"{label} {fmt.format(server[key])}" for key, label, fmt in SERVER_FIGURES if key in server)
+    return ", ".join(
+        f"{label} {fmt.format(server[key])}" for key, label, fmt in SERVER_FIGURES if key in server
+    )
 
 
 def summary_table(result: RunResult) -> Table:
