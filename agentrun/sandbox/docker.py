@@ -12,8 +12,9 @@
     call() ──JSON line──► one long-lived `docker exec -i python3 runtime.py` ──► tools/builtin.py
 
 A tool call is one line each way over the exec's attached socket (well under a millisecond),
-not a `docker exec` per call (~50-70 ms). The workspace is a host folder, so nothing is lost
-if the container dies; its git history lives beside it, out of the agent's reach.
+not a `docker exec` per call (~50-70 ms); the channel itself is in ``channel.py``. The
+workspace is a host folder, so nothing is lost if the container dies; its git history lives
+beside it, out of the agent's reach (``workspace.py``).
 """
 
 from __future__ import annotations
@@ -21,19 +22,15 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
-import json
 import os
 import re
 import secrets
 import shutil
 import socket
-import struct
 import tarfile
 import tempfile
 import threading
 import time
-from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -46,6 +43,8 @@ from agentrun.errors import DockerUnavailable, SandboxError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox.base import ExecResult
+from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, split_frames
+from agentrun.sandbox.workspace import commit_all, diff_since, init_repo, open_repo
 
 LABEL = "agentrun"
 TOOLS_MOUNT = "/opt/agentrun/tools"
@@ -54,10 +53,6 @@ NOT_RUNNING = (
     "Docker is not running: start it (e.g. `dockerd` or `systemctl start docker`) or set DOCKER_HOST"
 )
 _TOOL_ERRORS = {"parsing", "validation", "unknown_tool", "path", "not_found", "edit", "timeout", "permission"}
-# Paths the initial commit and diff() leave out: caches and environments, not the agent's work.
-_GIT_EXCLUDES = (
-    "__pycache__/\n*.pyc\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\n.venv/\nvenv/\n"
-)
 
 
 def connect(timeout: int | None = 60) -> docker.DockerClient:
@@ -101,7 +96,7 @@ class DockerSandbox:
         self.user = user
         self.initial_commit = ""
         self._lock = threading.Lock()
-        self._channel: _Channel | None = None
+        self._channel: Channel | None = None
         self._closed = False
         self._keep_root = False
         atexit.register(self.close)
@@ -184,7 +179,7 @@ class DockerSandbox:
         sandbox = cls(client, container, root, ws, f"{uid}:{gid}")
         sandbox._keep_root = keep_files
         try:
-            sandbox.initial_commit = sandbox._init_git()
+            sandbox.initial_commit = init_repo(sandbox.git_dir, sandbox.workspace)
             sandbox._channel = sandbox._open_channel()
         except BaseException:
             sandbox.close()
@@ -193,8 +188,8 @@ class DockerSandbox:
 
     # --- the channel ---------------------------------------------------------------------
 
-    def _open_channel(self) -> _Channel:
-        return _Channel(self.client.api, self.container.id, self.user)
+    def _open_channel(self) -> Channel:
+        return Channel(self.client.api, self.container.id, RUNTIME_CMD, user=self.user, workdir="/workspace")
 
     def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool over the open channel. A dead channel is restarted once, then ``SandboxError``."""
@@ -209,7 +204,7 @@ class DockerSandbox:
                 try:
                     reply = channel.request(request, timeout=deadline)
                     break
-                except _ChannelTimeout:
+                except ChannelTimeout:
                     self._restart_channel()
                     return ToolResult(
                         call_id=call_id,
@@ -217,7 +212,7 @@ class DockerSandbox:
                         output=f"the tool runtime did not answer within {deadline:g}s and was restarted",
                         error="timeout",
                     )
-                except _ChannelClosed as exc:
+                except ChannelClosed as exc:
                     self._channel = None
                     if attempt == 2:
                         self._restart_channel()
@@ -246,7 +241,7 @@ class DockerSandbox:
             channel.request({"id": "ping", "op": "ping"}, timeout=30)
         return time.perf_counter() - started
 
-    def _restart_channel(self) -> _Channel:
+    def _restart_channel(self) -> Channel:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
@@ -258,7 +253,7 @@ class DockerSandbox:
             )
         try:
             self._channel = self._open_channel()
-        except _ChannelClosed as exc:
+        except ChannelClosed as exc:
             raise SandboxError(f"the tool runtime in {self.container.name} does not start: {exc}") from exc
         return self._channel
 
@@ -335,7 +330,7 @@ class DockerSandbox:
             with contextlib.suppress(OSError):
                 response.close()
             sock.close()
-        output = b"".join(payload for _, payload in _frames(bytes(received))).decode(errors="replace")
+        output = b"".join(payload for _, payload in split_frames(bytes(received))).decode(errors="replace")
         return int(api.exec_inspect(exec_id)["ExitCode"] or 0), output
 
     def read_file(self, path: str) -> bytes:
@@ -366,58 +361,17 @@ class DockerSandbox:
     @property
     def repo(self) -> git.Repo:
         """The workspace repository (git dir outside the workspace, work tree = the workspace)."""
-        repo = git.Repo(self.git_dir)
-        repo.git.update_environment(**self._git_env())
-        return repo
-
-    def _git_env(self) -> dict[str, str]:
-        return {
-            "GIT_DIR": str(self.git_dir),
-            "GIT_WORK_TREE": str(self.workspace),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_CONFIG_COUNT": "4",
-            "GIT_CONFIG_KEY_0": "safe.directory",
-            "GIT_CONFIG_VALUE_0": str(self.workspace),
-            "GIT_CONFIG_KEY_1": "core.hooksPath",
-            "GIT_CONFIG_VALUE_1": os.devnull,
-            "GIT_CONFIG_KEY_2": "commit.gpgsign",
-            "GIT_CONFIG_VALUE_2": "false",
-            "GIT_CONFIG_KEY_3": "core.autocrlf",
-            "GIT_CONFIG_VALUE_3": "false",
-            "GIT_AUTHOR_NAME": "agentrun",
-            "GIT_AUTHOR_EMAIL": "agentrun@localhost",
-            "GIT_COMMITTER_NAME": "agentrun",
-            "GIT_COMMITTER_EMAIL": "agentrun@localhost",
-        }
-
-    def _init_git(self) -> str:
-        git.Repo.init(self.git_dir, bare=True, initial_branch="main")
-        (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text(_GIT_EXCLUDES)
-        repo = self.repo
-        repo.git.config("core.bare", "false")
-        repo.git.config("core.worktree", str(self.workspace))
-        repo.git.add("-A")
-        repo.git.commit("--allow-empty", "-q", "-m", "initial workspace")
-        return str(repo.git.rev_parse("HEAD"))
+        return open_repo(self.git_dir, self.workspace)
 
     def commit(self, message: str) -> str | None:
         """Commit everything in the workspace if it changed; return the new sha, or None."""
         with self._lock:
-            repo = self.repo
-            repo.git.add("-A")
-            if not repo.git.status("--porcelain"):
-                return None
-            repo.git.commit("-q", "-m", message)
-            return str(repo.git.rev_parse("HEAD"))
+            return commit_all(self.repo, message)
 
     def diff(self) -> str:
         """The patch from the initial commit to the workspace as it is now (new files included)."""
         with self._lock:
-            repo = self.repo
-            repo.git.add("-A")
-            return str(repo.git.diff("--cached", "--binary", self.initial_commit))
+            return diff_since(self.repo, self.initial_commit)
 
     # --- lifetime ------------------------------------------------------------------------
 
@@ -444,97 +398,6 @@ class DockerSandbox:
         self.close()
 
 
-# --- the channel: JSON lines over one exec's attached socket --------------------------------
-
-
-class _ChannelClosed(Exception):
-    pass
-
-
-class _ChannelTimeout(Exception):
-    pass
-
-
-class _Channel:
-    """One ``python3 runtime.py`` exec with stdin attached; frames demultiplexed by hand.
-
-    Docker multiplexes stdout and stderr on the socket as frames: an 8-byte header (stream
-    id, 3 zero bytes, big-endian length) and the payload. stdout carries the protocol;
-    stderr (tool noise, tracebacks) is kept in a short ring for error messages.
-    """
-
-    def __init__(self, api: Any, container_id: str, user: str) -> None:
-        exec_id = api.exec_create(container_id, RUNTIME_CMD, stdin=True, user=user, workdir="/workspace")[
-            "Id"
-        ]
-        self._response = api.exec_start(exec_id, socket=True)
-        self._sock: socket.socket = getattr(self._response, "_sock", self._response)
-        self._buffer = bytearray()
-        self._lines = bytearray()
-        self.stderr: deque[str] = deque(maxlen=50)
-        self.request({"id": "hello", "op": "ping"}, timeout=30)
-
-    def request(self, message: dict[str, Any], *, timeout: float) -> dict[str, Any]:
-        try:
-            self._sock.sendall(json.dumps(message).encode() + b"\n")
-        except OSError as exc:
-            raise _ChannelClosed(f"cannot write to the tool runtime: {exc}") from exc
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self._next_line(deadline)
-            try:
-                reply = json.loads(line)
-            except ValueError:
-                self.stderr.append(f"(stray stdout) {line[:200]!r}")
-                continue
-            if isinstance(reply, dict) and reply.get("id") == message["id"]:
-                return reply
-
-    def _next_line(self, deadline: float) -> bytes:
-        while b"\n" not in self._lines:
-            stream, payload = self._next_frame(deadline)
-            if stream == 1:
-                self._lines += payload
-            else:
-                self.stderr.extend(payload.decode(errors="replace").splitlines())
-        line, _, rest = bytes(self._lines).partition(b"\n")
-        self._lines = bytearray(rest)
-        return line
-
-    def _next_frame(self, deadline: float) -> tuple[int, bytes]:
-        header = self._read_exact(8, deadline)
-        stream, size = struct.unpack(">BxxxL", header)
-        return stream, self._read_exact(size, deadline)
-
-    def _read_exact(self, size: int, deadline: float) -> bytes:
-        while len(self._buffer) < size:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _ChannelTimeout()
-            self._sock.settimeout(remaining)
-            try:
-                chunk = self._sock.recv(max(65536, size - len(self._buffer)))
-            except TimeoutError:
-                raise _ChannelTimeout() from None
-            except OSError as exc:
-                raise _ChannelClosed(f"connection lost: {exc}") from exc
-            if not chunk:
-                last = "; ".join(list(self.stderr)[-3:])
-                raise _ChannelClosed("the tool runtime exited" + (f": {last}" if last else ""))
-            self._buffer += chunk
-        data = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return data
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self._response.close()
-        with contextlib.suppress(OSError):
-            self._sock.close()
-
-
 # --- helpers --------------------------------------------------------------------------------
 
 
@@ -546,15 +409,6 @@ def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = ""
     return info
-
-
-def _frames(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """Split a finished multiplexed exec stream into (stream id, payload) frames."""
-    offset = 0
-    while offset + 8 <= len(data):
-        stream, size = struct.unpack(">BxxxL", data[offset : offset + 8])
-        yield stream, data[offset + 8 : offset + 8 + size]
-        offset += 8 + size
 
 
 def _chown_tree(folder: Path, uid: int, gid: int) -> None:
