@@ -44,7 +44,14 @@ class FaultInjector(Protocol):
 
 
 class PromptCache(Protocol):
-    """Imitates a server's prefix cache: says how many prompt tokens were cached."""
+    """Imitates a server's prefix cache: says how many prompt tokens were cached.
+
+    A cache may also define ``on_finish(completion_tokens: int) -> None`` (optional, looked
+    up with ``getattr``): the server calls it once for every ``on_request``, after it has
+    sent the last chunk of that response or given up on it (the client went away), with the
+    completion tokens actually produced: ``completion_tokens`` of ``on_request`` for a
+    whole response, fewer for a stream cut short.
+    """
 
     def on_request(self, prompt_tokens: list[str], completion_tokens: int) -> int: ...
 
@@ -135,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # one small write per token: Nagle would hold them back
     timeout = 300  # idle keep-alive connections are closed after this long
     server: _HTTPServer
+    _produced = 0  # completion tokens of the current response produced so far
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the CLI prints its own lines
         pass
@@ -221,6 +229,26 @@ class _Handler(BaseHTTPRequestHandler):
         reply = _Reply(turn, call_prefix=f"call_{plan.index}_{plan.attempt}_", max_tokens=max_tokens)
         prompt = _prompt_tokens(body)
         cached = owner.cache.on_request(prompt, reply.completion_tokens) if owner.cache is not None else None
+        on_finish = getattr(owner.cache, "on_finish", None)
+        self._produced = 0  # completion tokens produced so far; on_finish gets the final count
+        try:
+            self._respond(body, plan.index, plan.attempt, seq, reply, prompt, cached, t0)
+        finally:
+            if on_finish is not None:
+                on_finish(min(self._produced, reply.completion_tokens))
+
+    def _respond(
+        self,
+        body: dict[str, Any],
+        turn_index: int,
+        attempt: int,
+        seq: int,
+        reply: _Reply,
+        prompt: list[str],
+        cached: int | None,
+        t0: float,
+    ) -> None:
+        owner = self.server.owner
         usage: dict[str, Any] = {
             "prompt_tokens": len(prompt),
             "completion_tokens": reply.completion_tokens,
@@ -233,8 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream"))
         owner._record(
             RequestRecord(
-                plan.index,
-                plan.attempt,
+                turn_index,
+                attempt,
                 stream,
                 len(prompt),
                 reply.completion_tokens,
@@ -248,6 +276,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(reply, head, usage if include_usage else None, t0)
         else:
             owner._wait_until(t0 + owner.ttft + max(0, len(reply.deltas) - 1) * owner.token_delay)
+            self._produced = reply.completion_tokens
             choice = {
                 "index": 0,
                 "message": reply.message(),
@@ -290,6 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
                 flush()
                 owner._wait_until(deadline)
             delta(d)
+            self._produced = k + 1
+        self._produced = reply.completion_tokens
         final = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reply.finish_reason}
         event(json.dumps({**chunk, "choices": [final]}).encode())
         if usage is not None:

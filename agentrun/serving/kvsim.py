@@ -1,8 +1,8 @@
 """A simulated vLLM prefix cache with a CPU offload tier, for the replay server.
 
 It implements the replay server's ``cache`` hook (``on_request(prompt_tokens,
-completion_tokens) -> cached prompt tokens`` and ``metrics_text()`` for ``GET /metrics``)
-and behaves, at the level agentrun measures, like vLLM's prefix caching plus the native
+completion_tokens) -> cached prompt tokens``, ``on_finish(completion_tokens)`` when the
+response has been sent, and ``metrics_text()`` for ``GET /metrics``) and behaves, at the level agentrun measures, like vLLM's prefix caching plus the native
 ``OffloadingConnector``:
 
 * prompts are cut into full blocks of ``block_size`` tokens, each block's hash chained to
@@ -20,8 +20,14 @@ Counters are exposed under vLLM's real names (``vllm:prefix_cache_queries_total`
 if ``log_path`` is set, vLLM-format log lines are appended: the startup capacity line, an
 access line per request, and every ``log_interval_s`` a periodic stats line plus a ``KV
 Transfer metrics`` line, so ``agentrun logstats`` reads the simulator's log like a real one.
-The simulator never sees a request finish, so ``Running`` in a stats line is the number of
-requests that arrived in that window.
+
+A request is *running* from ``on_request`` to ``on_finish``: that count is the
+``vllm:num_requests_running`` gauge and, at the moment the line is written, the ``Running``
+field of a stats line (a snapshot, as in vLLM). A stats line's generation throughput counts
+the tokens of the requests that finished in its window (as many as were actually produced,
+fewer for a stream the client abandoned), since tokens exist only once generated; the
+``vllm:generation_tokens_total`` counter still counts a request's completion tokens when it
+arrives, so a scrape right after a response always includes them.
 """
 
 from __future__ import annotations
@@ -71,6 +77,8 @@ class SimCounters:
     external_prefix_cache_queries: int = 0
     external_prefix_cache_hits: int = 0
     computed_prompt_tokens: int = 0
+    finished_requests: int = 0
+    finished_generation_tokens: int = 0  # completion tokens produced, counted at on_finish
     store_bytes: int = 0
     store_seconds: float = 0.0
     load_bytes: int = 0
@@ -143,6 +151,7 @@ class KVCacheSimulator:
         self._cpu = _LRU(cpu_tokens // block_size) if cpu_tokens >= block_size else None
         self.counters = SimCounters()
         self.kv_usage = 0.0
+        self.running = 0  # requests between on_request and on_finish
         self._recent: deque[tuple[int, int, int, int]] = deque(maxlen=1000)  # vLLM's hit-rate window
         self._lock = threading.Lock()
         self._clock = clock
@@ -159,10 +168,19 @@ class KVCacheSimulator:
         """Account one request; returns the prompt tokens served from either cache tier."""
         with self._lock:
             cached = self._serve(prompt_tokens, max(0, completion_tokens))
+            self.running += 1
             if self._log:
                 self._log.access()
             self._maybe_log_window()
             return cached
+
+    def on_finish(self, completion_tokens: int) -> None:
+        """A request has ended (sent in full, or abandoned) after producing ``completion_tokens``."""
+        with self._lock:
+            self.running = max(0, self.running - 1)
+            self.counters.finished_requests += 1
+            self.counters.finished_generation_tokens += max(0, completion_tokens)
+            self._maybe_log_window()
 
     def metrics_text(self) -> str:
         """Prometheus exposition text with vLLM's metric names."""
@@ -229,16 +247,17 @@ class KVCacheSimulator:
             return
         now = self._clock()
         d = self.counters.minus(self._window_base)
-        if d.requests == 0:  # vLLM stops logging an idle engine; start the next window afresh
+        if d.requests == 0 and d.finished_requests == 0 and self.running == 0:
+            # vLLM stops logging an idle engine; start the next window afresh
             self._window_start = now
             return
         elapsed = max(now - self._window_start, 1e-9)
         local, external = self.hit_rates()
         self._log.stats(
             prompt_tps=d.computed_prompt_tokens / elapsed,
-            generation_tps=d.generation_tokens / elapsed,
-            running=d.requests,
-            kv_usage=self.kv_usage if d.requests else 0.0,
+            generation_tps=d.finished_generation_tokens / elapsed,
+            running=self.running,
+            kv_usage=self.kv_usage if self.running or d.requests else 0.0,
             prefix_hit=local,
             external_hit=external,
         )
@@ -269,7 +288,7 @@ class _Exposition(Collector):
             family.add_metric(values, value)
             return family
 
-        yield gauge("vllm:num_requests_running", "Requests in model execution batches (simulated: 0).", 0)
+        yield gauge("vllm:num_requests_running", "Requests in model execution batches.", sim.running)
         yield gauge("vllm:num_requests_waiting", "Requests waiting to be processed.", 0)
         yield gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", sim.kv_usage)
         yield counter("vllm:prompt_tokens", "Number of prefill tokens processed.", c.prompt_tokens)

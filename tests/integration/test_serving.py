@@ -3,10 +3,13 @@ prefix cache over loopback HTTP, and the ``agentrun`` serving commands as a user
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrun.cli import app
-from agentrun.replay import ReplayServer, Script
+from agentrun.replay import ReplayServer, Script, ScriptTurn
+from agentrun.serving import MetricsProbe
 from agentrun.serving.kvreplay import VERDICT_CPU, VERDICT_GPU, KVReplayConfig, run_kv_replay
 from agentrun.serving.kvsim import KVCacheSimulator
 from agentrun.serving.logstats import logstats
@@ -148,3 +152,76 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     proc = _run("kv-replay", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--requests", "1")
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "cannot reach" in proc.stderr
+
+
+def _running(probe: MetricsProbe) -> float:
+    snap = probe.snapshot()
+    assert snap is not None and "num_requests_running" in snap
+    return snap.get("num_requests_running")
+
+
+def _eventually_running(probe: MetricsProbe, want: float, timeout_s: float = 5.0) -> float:
+    """The gauge once it equals ``want`` (the server calls on_finish just after its last write)."""
+    deadline = time.monotonic() + timeout_s
+    while (value := _running(probe)) != want and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return value
+
+
+def _open_stream(server: ReplayServer) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    body = {"model": "replay", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    assert resp.status == 200
+    assert b'"role": "assistant"' in resp.readline()  # the role chunk: the request is in flight
+    return conn, resp
+
+
+def test_running_gauge_follows_slow_requests_through_metrics():
+    sim = KVCacheSimulator(gpu_tokens=40_000)
+    words = " ".join(f"w{i}" for i in range(20))  # ~40 tokens: ~0.8 s at 20 ms a token
+    script = Script(model_name="replay", turns=[ScriptTurn(content=words)] * 3)
+    server = ReplayServer(script, cache=sim, ttft=0.1, token_delay=0.02).start()
+    probe = MetricsProbe(server.base_url, model="replay")
+    try:
+        assert _running(probe) == 0
+
+        # a stream read to the end
+        conn, resp = _open_stream(server)
+        assert _running(probe) == 1
+        rest = resp.read()
+        assert b"data: [DONE]" in rest
+        conn.close()
+        assert _eventually_running(probe, 0) == 0
+        full = sim.counters.finished_generation_tokens
+        assert full == sim.counters.generation_tokens > 1
+
+        # a client that disconnects mid-stream
+        conn, resp = _open_stream(server)
+        assert _running(probe) == 1
+        resp.close()
+        conn.close()
+        assert _eventually_running(probe, 0) == 0
+        assert sim.counters.finished_requests == 2
+        assert sim.counters.finished_generation_tokens - full < full  # only what was produced
+
+        # a non-streamed request
+        reply: dict[str, object] = {}
+
+        def post() -> None:
+            c = http.client.HTTPConnection(server.host, server.port, timeout=30)
+            body = {"model": "replay", "messages": [{"role": "user", "content": "again"}]}
+            c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+            reply.update(json.loads(c.getresponse().read()))
+            c.close()
+
+        worker = threading.Thread(target=post)
+        worker.start()
+        assert _eventually_running(probe, 1) == 1
+        worker.join(timeout=30)
+        assert reply["choices"][0]["message"]["content"] == words  # type: ignore[index]
+        assert _eventually_running(probe, 0) == 0
+        assert sim.counters.finished_requests == 3
+    finally:
+        server.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from agentrun.serving.kvsim import KVCacheSimulator, block_hashes
@@ -66,3 +68,70 @@ def test_a_small_cpu_tier_forgets_too():
     sim.on_request(first, 0)
     sim.on_request(tokens("b", 400), 0)
     assert sim.on_request(first, 0) == 0
+
+
+def test_running_gauge_counts_requests_between_request_and_finish():
+    sim = KVCacheSimulator(gpu_tokens=1600)
+
+    def running() -> float:
+        c = parse_counters(sim.metrics_text())
+        assert "num_requests_running" in c
+        return c.get("num_requests_running")
+
+    assert running() == 0
+    sim.on_request(tokens("a", 40), 8)
+    sim.on_request(tokens("b", 40), 8)
+    assert running() == 2
+    sim.on_finish(8)
+    assert running() == 1
+    sim.on_finish(3)  # a stream the client abandoned after 3 tokens
+    assert running() == 0
+    sim.on_finish(0)  # an unmatched finish never drives the gauge below zero
+    assert running() == 0
+    assert parse_counters(sim.metrics_text()).get("generation_tokens") == 16  # counted on arrival
+
+
+def test_running_gauge_is_thread_safe():
+    sim = KVCacheSimulator(gpu_tokens=1600)
+    barrier = threading.Barrier(8)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        for j in range(50):
+            sim.on_request(tokens(f"t{i}_{j}_", 20), 1)
+            sim.on_finish(1)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sim.running == 0
+    assert parse_counters(sim.metrics_text()).get("num_requests_running") == 0
+
+
+def test_log_lines_report_running_requests_and_produced_tokens(tmp_path):
+    now = [1000.0]
+    log = tmp_path / "vllm.log"
+    sim = KVCacheSimulator(gpu_tokens=1600, log_path=log, log_interval_s=10, clock=lambda: now[0])
+    sim.on_request(tokens("a", 40), 100)  # arrives in window 1, finishes in window 2
+    now[0] += 10
+    sim.metrics_text()  # closes window 1: running, nothing produced yet
+    now[0] += 5
+    sim.on_finish(100)
+    sim.on_request(tokens("b", 40), 50)  # still running when window 2 closes
+    now[0] += 5
+    sim.metrics_text()
+    now[0] += 10
+    sim.on_finish(20)  # abandoned after 20 tokens; closes window 3 with nothing running
+    now[0] += 10
+    sim.metrics_text()  # idle: no line
+    lines = [line for line in log.read_text().splitlines() if "Avg prompt throughput" in line]
+    assert len(lines) == 3, lines
+    assert "Avg generation throughput: 0.0 tokens/s, Running: 1 reqs" in lines[0]
+    assert "Avg generation throughput: 10.0 tokens/s, Running: 1 reqs" in lines[1]
+    assert "Avg generation throughput: 2.0 tokens/s, Running: 0 reqs" in lines[2]
+    assert "GPU KV cache usage: 0.0%" in lines[2] and "GPU KV cache usage: 0.0%" not in lines[1]
+    stats = logstats(log)
+    assert stats.windows == 3 and stats.peak_generation_tps == 10.0
+    assert stats.single_active_generation is not None
