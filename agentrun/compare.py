@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import statistics
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +21,7 @@ from rich.table import Table
 
 from agentrun import localmodel
 from agentrun.localmodel import LOCAL_MODEL_NAME
-from agentrun.runner import RunConfig, RunResult, run_task
+from agentrun.runner import RunConfig, RunResult, median_present, run_task
 from agentrun.serving.admission import AdmissionGate
 
 MODES = ("direct", "corrected")
@@ -64,12 +63,7 @@ class Comparison(BaseModel):
 
 
 def _median(values: list[float]) -> float:
-    return float(statistics.median(values)) if values else 0.0
-
-
-def _median_present(values: list[float | int | None]) -> float | None:
-    present = [float(v) for v in values if v is not None]
-    return float(statistics.median(present)) if present else None
+    return median_present(values) or 0.0
 
 
 def summarize(results: list[RunResult]) -> ModeSummary:
@@ -94,8 +88,8 @@ def summarize(results: list[RunResult]) -> ModeSummary:
         tokens_median=_median([r.usage.total_tokens for r in results]),
         wall_s_median=_median([r.timings.wall_s for r in results]),
         stop_reasons=reasons,
-        cached_tokens_median=_median_present([r.usage.cached_tokens for r in results]),
-        prefix_cache_hit_rate_median=_median_present(
+        cached_tokens_median=median_present([r.usage.cached_tokens for r in results]),
+        prefix_cache_hit_rate_median=median_present(
             [(r.server or {}).get("prefix_cache_hit_rate") for r in results]
         ),
     )

@@ -13,7 +13,7 @@ import json
 import secrets
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,15 +152,17 @@ def model_endpoint(config: RunConfig, task: TaskSpec) -> Iterator[tuple[str, str
         yield server.base_url, script.model_name, label
 
 
-def _timing_summary(completions: list[Completion], wall_s: float) -> TimingSummary:
-    def median(values: list[float | None]) -> float | None:
-        present = [v for v in values if v is not None]
-        return statistics.median(present) if present else None
+def median_present(values: Sequence[float | int | None]) -> float | None:
+    """The median of the values that are there (None is "not measured"), or None if none are."""
+    present = [float(v) for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
 
+
+def _timing_summary(completions: list[Completion], wall_s: float) -> TimingSummary:
     return TimingSummary(
-        ttft_median_s=median([c.timings.ttft_s for c in completions]),
-        ttfvt_median_s=median([c.timings.ttfvt_s for c in completions]),
-        decode_tps_median=median([c.timings.decode_tps for c in completions]),
+        ttft_median_s=median_present([c.timings.ttft_s for c in completions]),
+        ttfvt_median_s=median_present([c.timings.ttfvt_s for c in completions]),
+        decode_tps_median=median_present([c.timings.decode_tps for c in completions]),
         model_time_s=sum(c.timings.e2e_s for c in completions),
         wall_s=wall_s,
     )
