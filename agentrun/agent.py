@@ -103,6 +103,7 @@ class Agent:
         self.retry_budget = repair.RetryBudget(limits.tool_retries)
         self._budget_spent: str | None = None  # a tool whose failing calls used up their retries
         self.openai_tools = [t.to_openai() for t in self.tools]
+        self._tools_chars = len(json.dumps(self.openai_tools))  # for the admission estimate; fixed per run
         self.messages: list[Message] = []
         self.stats = RunStats()
         self._sent = 0  # messages already recorded in the trajectory
@@ -252,7 +253,7 @@ class Agent:
         if self.gate is None:
             return contextlib.nullcontext()
         chars = sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
-        estimate = (chars + len(json.dumps(self.openai_tools))) // CHARS_PER_TOKEN_LOW + max_tokens
+        estimate = (chars + self._tools_chars) // CHARS_PER_TOKEN_LOW + max_tokens
         return self.gate.hold(self.trajectory.run_id, estimate)
 
     def _probe_delta(self, before: ServerCounters | None) -> dict[str, float] | None:
