@@ -184,10 +184,8 @@ def _apply_stats(result: RunResult, stats: RunStats) -> None:
 def _make_observer(
     config: RunConfig, run_dir: Path, run_id: str, model: str, base_url: str | None
 ) -> RunObserver:
-    try:
-        from agentrun.telemetry import OTelObserver, TelemetryConfig
-    except ImportError:
-        return NullObserver()
+    from agentrun.telemetry import OTelObserver, TelemetryConfig  # lazily: OpenTelemetry is slow to import
+
     try:
         tconfig = TelemetryConfig.resolve(
             jsonl_path=run_dir / "spans.jsonl",
