@@ -223,7 +223,10 @@ class Agent:
         if self.mode == "corrected":  # direct mode repairs nothing; its rejections count as failed calls
             self._record_repairs(correction.events)
         self.observer.request_finished(
-            turn=self.stats.turns + 1, completion=completion, repairs=correction.events
+            turn=self.stats.turns + 1,
+            completion=completion,
+            repairs=correction.events,
+            server_delta=self._server_delta,
         )
         return correction
 

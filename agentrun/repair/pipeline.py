@@ -57,6 +57,7 @@ class _Candidate:
     span: tuple[int, int] | None = None
     family: str = "native"
     source_text: str = ""
+    fixes: tuple[str, ...] = ()  # invalid-JSON fixes the extractor made to the text around the call
 
 
 @dataclass
@@ -119,7 +120,7 @@ def _loose_is_call(found: Found, known: set[str]) -> bool:
 
 def _candidate_from_found(f: Found, cid: str, origin: str, source: str) -> _Candidate:
     return _Candidate(
-        cid, f.name, f.arguments, origin, f.strict, f.closed, (f.start, f.end), f.family, source
+        cid, f.name, f.arguments, origin, f.strict, f.closed, (f.start, f.end), f.family, source, f.fixes
     )
 
 
@@ -149,6 +150,9 @@ def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSp
 
 def _parse(run: _Run, cand: _Candidate) -> list[dict[str, Any]] | None:
     if isinstance(cand.arguments, dict):
+        if cand.fixes:  # the envelope's JSON body was repaired before the call could be read from it
+            after = _dump(cand.arguments)
+            run.event("invalid_json", cand.id, cand.source_text, after, detail=",".join(cand.fixes))
         return [dict(cand.arguments)]
     parsed = parse_arguments(cand.arguments)
     cut = parsed.cut_off or not cand.closed
@@ -167,9 +171,11 @@ def _parse(run: _Run, cand: _Candidate) -> list[dict[str, Any]] | None:
         )
         run.reject(cand, "invalid_json", message)
         return None
-    if parsed.fixes:
+    fixes = (*cand.fixes, *parsed.fixes)
+    if fixes:
         after = "".join(_dump(o) for o in parsed.objects)
-        run.event("invalid_json", cand.id, cand.arguments, after, detail=",".join(parsed.fixes))
+        before = cand.source_text if cand.fixes else cand.arguments
+        run.event("invalid_json", cand.id, before, after, detail=",".join(fixes))
     return parsed.objects
 
 

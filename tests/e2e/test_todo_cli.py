@@ -56,7 +56,12 @@ def test_embedded_replay_model_passes_every_hidden_test(
 
     spans = read_jsonl(run_dir / "spans.jsonl")
     assert {s["trace_id"] for s in spans} == {result["trace_id"]}
-    assert sum(s["name"].startswith("chat ") for s in spans) == result["requests"]
+    chats = [s for s in spans if s["name"].startswith("chat ")]
+    assert len(chats) == result["requests"]
+    # every chat span carries the server's counter deltas for its request, and they add up to the run's
+    queries = [s["attributes"].get("agentrun.server.prefix_cache_queries") for s in chats]
+    assert None not in queries, "a chat span without agentrun.server.* attributes"
+    assert sum(queries) == result["server"]["prefix_cache_queries"] > 0
     assert "todo.py" in (run_dir / "workspace.patch").read_text()
     assert (run_dir / "workspace" / "todo.py").is_file()
     assert not _labelled(docker_client, result["run_id"]), "the container must be removed"

@@ -160,3 +160,20 @@ def test_unknown_tool_inside_a_native_envelope_is_rejected_with_the_tool_list(to
     assert result.calls == ()
     (rej,) = result.rejected
     assert rej.reason == "unknown_tool" and "run_shell" in rej.message
+
+
+def test_json_fixed_inside_an_envelope_counts_as_invalid_json(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # a <tool_call> body with a trailing comma (seen from Qwen2.5-Coder): the call runs, and the
+    # JSON fix is counted like one made to native arguments
+    text = '<tool_call>\n{"name": "read_file", "arguments": {"path": "todo.py",},}\n</tool_call>'
+    result = correct(reply(text), tools)
+    assert [(c.name, c.arguments) for c in result.calls] == [("read_file", {"path": "todo.py"})]
+    (fix,) = [e for e in result.events if e.kind == "invalid_json"]
+    assert fix.call_id == result.calls[0].id and fix.detail
+    assert fix.before is not None and "todo.py" in fix.before
+
+
+def test_valid_json_inside_an_envelope_is_not_counted_as_invalid_json(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    text = '<tool_call>\n{"name": "read_file", "arguments": {"path": "todo.py"}}\n</tool_call>'
+    result = correct(reply(text), tools)
+    assert [e.kind for e in result.events] == ["text_tool_call"]
