@@ -26,13 +26,10 @@ from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.serving.admission import AdmissionGate
-from agentrun.serving.kvsim import KVCacheSimulator
 from agentrun.serving.prometheus import MetricsProbe, delta
 from agentrun.tasks import TaskSpec, load_task
 from agentrun.trajectory import Trajectory, read_trajectory
 
-REPLAY_LABEL = "replay model (scripted, not a real LLM)"
-REPLAY_GPU_KV_TOKENS = 285_336  # the seed's GPU KV capacity, for the replay model's simulated prefix cache
 AgentKind = Literal["model", "oracle"]
 
 
@@ -133,23 +130,20 @@ def model_endpoint(config: RunConfig, task: TaskSpec) -> Iterator[tuple[str, str
         return
     from agentrun import replay
 
-    injector = None
-    if config.faults > 0:
-        from agentrun.faults import FaultInjector
-
-        injector = FaultInjector(rate=config.faults, mix=config.fault_mix, seed=config.seed)
     script = replay.script_from_task(task)
-    cache = KVCacheSimulator(gpu_tokens=REPLAY_GPU_KV_TOKENS, model_name=script.model_name)
-    server = replay.ReplayServer(
-        script,
-        ttft=config.replay_ttft,
-        token_delay=config.replay_token_delay,
-        fault_injector=injector,
-        cache=cache,
-    )
+    try:
+        server = replay.build_server(
+            script,
+            ttft=config.replay_ttft,
+            token_delay=config.replay_token_delay,
+            faults=config.faults,
+            fault_mix=config.fault_mix,
+            seed=config.seed,
+        )
+    except ValueError as exc:  # a fault rate outside 0..1 or an unknown mix
+        raise UserError(str(exc)) from None
     with server:
-        label = REPLAY_LABEL + (f", {config.faults:.0%} faults ({config.fault_mix})" if injector else "")
-        yield server.base_url, script.model_name, label
+        yield server.base_url, script.model_name, replay.describe(config.faults, config.fault_mix)
 
 
 def median_present(values: Sequence[float | int | None]) -> float | None:

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from agentrun.errors import UserError
+from agentrun.replay.build import GPU_KV_TOKENS, build_server, describe
 
 console = Console(stderr=True, highlight=False)
 
@@ -60,48 +61,45 @@ def serve(
     seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
     kv_gpu_tokens: Annotated[
         int, typer.Option(help="simulated vLLM GPU KV cache (tokens); 0 turns the cache simulator off")
-    ] = 285_336,
+    ] = GPU_KV_TOKENS,
     kv_cpu_tokens: Annotated[int, typer.Option(help="simulated CPU KV-offload tier (tokens)")] = 0,
     kv_log: Annotated[Path | None, typer.Option(help="write vLLM-format log lines here")] = None,
 ) -> None:
     """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
-    from agentrun.replay import LABEL, ReplayServer
-
     if ttft < 0 or token_delay < 0:
         raise UserError("--ttft and --token-delay must not be negative")
     loaded = _load_script(task, script, model)
-    injector = None
-    if faults:
-        from agentrun.faults import FaultInjector
-
-        try:
-            injector = FaultInjector(rate=faults, mix=fault_mix, seed=seed)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-    cache = None
-    if kv_gpu_tokens > 0:
-        from agentrun.serving.kvsim import KVCacheSimulator
-
-        cache = KVCacheSimulator(
-            gpu_tokens=kv_gpu_tokens, cpu_tokens=kv_cpu_tokens, model_name=loaded.model_name, log_path=kv_log
+    try:
+        server = build_server(
+            loaded,
+            ttft=ttft,
+            token_delay=token_delay,
+            faults=faults,
+            fault_mix=fault_mix,
+            seed=seed,
+            kv_gpu_tokens=kv_gpu_tokens,
+            kv_cpu_tokens=kv_cpu_tokens,
+            kv_log=kv_log,
+            host=host,
+            port=port,
         )
-    server = ReplayServer(
-        loaded, host=host, port=port, ttft=ttft, token_delay=token_delay, fault_injector=injector, cache=cache
-    )
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     try:
         server.bind()
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     print(server.base_url, flush=True)  # stdout: just the URL, for scripts
+    cache = (
+        f", simulated KV cache {kv_gpu_tokens} GPU + {kv_cpu_tokens} CPU tokens on /metrics"
+        if server.cache
+        else ""
+    )
     console.print(
-        f"{LABEL}: {len(loaded.turns)} turns as model {loaded.model_name!r}, "
+        f"{describe()}: {len(loaded.turns)} turns as model {loaded.model_name!r}, "
         f"ttft {ttft}s, {token_delay}s per token"
-        + (f", {faults:.0%} faults ({fault_mix}, seed {seed})" if injector else "")
-        + (
-            f", simulated KV cache {kv_gpu_tokens} GPU + {kv_cpu_tokens} CPU tokens on /metrics"
-            if cache
-            else ""
-        )
+        + (f", {faults:.0%} faults ({fault_mix}, seed {seed})" if server.fault_injector else "")
+        + cache
         + ". Ctrl-C stops it."
     )
     if threading.current_thread() is threading.main_thread():
@@ -126,9 +124,7 @@ def write_script(
         print(text, end="")
         return
     output.write_text(text)
-    console.print(
-        f"wrote {output}: {len(loaded.turns)} turns for the replay model (scripted, not a real LLM)"
-    )
+    console.print(f"wrote {output}: {len(loaded.turns)} turns for the {describe()}")
 
 
 def register(app: typer.Typer) -> None:

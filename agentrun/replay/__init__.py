@@ -9,10 +9,17 @@ that reports cached tokens and serves ``/metrics``. Everything it says is labell
 
 ::
 
-    script.py   Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task
-    server.py   ReplayServer and its hook protocols (FaultInjector, PromptCache)
+    script.py     Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task
+    server.py     ReplayServer and its hook protocols (TurnMutator, PromptCache)
+    faults.py     FaultInjector: seeded faults the way real model families get tool calls wrong
+    textcalls.py  render_text_calls: tool calls written as text, per model family
+    kvsim.py      KVCacheSimulator: a two-tier (GPU + CPU offload) vLLM prefix cache on /metrics
+    build.py      build_server(script, ...) and describe(): the stack assembled, and its label
 """
 
+from agentrun.replay.build import GPU_KV_TOKENS, build_server, describe
+from agentrun.replay.faults import FaultInjector
+from agentrun.replay.kvsim import KVCacheSimulator
 from agentrun.replay.script import (
     CLOSING_TURN,
     LABEL,
@@ -25,20 +32,25 @@ from agentrun.replay.script import (
     script_from_task,
     tokenize,
 )
-from agentrun.replay.server import FaultInjector, PromptCache, ReplayServer, RequestRecord
+from agentrun.replay.server import PromptCache, ReplayServer, RequestRecord, TurnMutator
 
 __all__ = [
     "CLOSING_TURN",
+    "GPU_KV_TOKENS",
     "LABEL",
     "MAX_RETRIES",
     "FaultInjector",
+    "KVCacheSimulator",
     "PromptCache",
     "ReplayServer",
     "RequestRecord",
     "Script",
     "ScriptCall",
     "ScriptTurn",
+    "TurnMutator",
     "TurnPlan",
+    "build_server",
+    "describe",
     "plan_turn",
     "script_from_task",
     "tokenize",

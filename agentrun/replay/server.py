@@ -30,13 +30,13 @@ from typing import Any, Protocol
 
 from agentrun.replay.script import LABEL, MAX_RETRIES, Script, ScriptTurn, plan_turn, tokenize
 
-__all__ = ["FaultInjector", "PromptCache", "ReplayServer", "RequestRecord"]
+__all__ = ["PromptCache", "ReplayServer", "RequestRecord", "TurnMutator"]
 
 _POLL_S = 0.05  # how often serve_forever looks for a stop request; stop() waits up to this long
 
 
-class FaultInjector(Protocol):
-    """Turns a clean scripted turn into what a flawed model would send."""
+class TurnMutator(Protocol):
+    """Turns a clean scripted turn into what a flawed model would send (``faults.FaultInjector``)."""
 
     def mutate(
         self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int
@@ -350,7 +350,7 @@ class ReplayServer:
         port: int = 0,
         ttft: float = 0.05,
         token_delay: float = 0.002,
-        fault_injector: FaultInjector | None = None,
+        fault_injector: TurnMutator | None = None,
         cache: PromptCache | None = None,
         max_retries_per_call: int = MAX_RETRIES,
         keep_records: int = 1000,

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from agentrun.agent import Agent, Limits
-from agentrun.faults import FaultInjector
 from agentrun.messages import Mode
 from agentrun.model import OpenAIModel
 from agentrun.replay import ReplayServer, Script, ScriptCall, ScriptTurn
+from agentrun.replay.faults import FaultInjector
 from agentrun.sandbox.docker import DockerSandbox
 from agentrun.toolset import builtin_specs
 from agentrun.trajectory import Trajectory, read_trajectory

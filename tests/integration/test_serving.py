@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from agentrun.cli import app
 from agentrun.replay import ReplayServer, Script, ScriptTurn
+from agentrun.replay.kvsim import KVCacheSimulator
 from agentrun.serving import MetricsProbe
 from agentrun.serving.kvreplay import VERDICT_CPU, VERDICT_GPU, KVReplayConfig, run_kv_replay
-from agentrun.serving.kvsim import KVCacheSimulator
 from agentrun.serving.logstats import logstats
 
 SEED_LOG = Path(__file__).parents[1] / "fixtures" / "serving" / "seed_vllm.log"

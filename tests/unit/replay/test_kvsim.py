@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from agentrun.serving.kvsim import KVCacheSimulator, block_hashes
+from agentrun.replay.kvsim import KVCacheSimulator, block_hashes
 from agentrun.serving.logstats import logstats
 from agentrun.serving.prometheus import delta, parse_counters
 

@@ -8,10 +8,17 @@ from typing import Any
 
 import pytest
 
-from agentrun.faults import DAMAGES, FAMILIES, FAULT_KINDS, FaultInjector, damage_arguments, render_text_calls
 from agentrun.messages import Message, ToolCall
 from agentrun.repair import correct, validate_direct
 from agentrun.repair.jsonfix import parse_arguments
+from agentrun.replay.faults import (
+    DAMAGES,
+    FAMILIES,
+    FAULT_KINDS,
+    FaultInjector,
+    damage_arguments,
+    render_text_calls,
+)
 from agentrun.replay.script import ScriptCall, ScriptTurn
 
 CONTENT = 'from django.db import models\n\n\nclass Table(models.Model):\n    name = models.CharField("name", max_length=20)\n    seats = 4  # it\'s "fixed"\n'

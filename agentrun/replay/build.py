@@ -1,0 +1,59 @@
+"""The replay model assembled: script + fault injector + simulated KV cache on one server.
+
+``build_server`` is the one place the stack is put together, for ``agentrun task`` and
+``compare`` (through the endpoint choice) and for ``agentrun replay serve`` alike, and
+``describe`` is the one label it is shown under.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrun.replay.faults import FaultInjector
+from agentrun.replay.kvsim import KVCacheSimulator
+from agentrun.replay.script import LABEL, Script
+from agentrun.replay.server import ReplayServer
+
+__all__ = ["GPU_KV_TOKENS", "build_server", "describe"]
+
+GPU_KV_TOKENS = 285_336  # the seed's vLLM GPU KV cache (tokens): the simulated prefix cache's default size
+
+
+def build_server(
+    script: Script,
+    *,
+    ttft: float,
+    token_delay: float,
+    faults: float = 0.0,
+    fault_mix: str = "mixed",
+    seed: int = 0,
+    kv_gpu_tokens: int = GPU_KV_TOKENS,
+    kv_cpu_tokens: int = 0,
+    kv_log: Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> ReplayServer:
+    """A replay server for ``script``: no faults when ``faults`` is 0, no cache when ``kv_gpu_tokens`` is 0.
+
+    Raises ``ValueError`` for a fault rate outside 0..1 or an unknown ``fault_mix``.
+    """
+    injector = FaultInjector(rate=faults, mix=fault_mix, seed=seed) if faults else None
+    cache = None
+    if kv_gpu_tokens > 0:
+        cache = KVCacheSimulator(
+            gpu_tokens=kv_gpu_tokens, cpu_tokens=kv_cpu_tokens, model_name=script.model_name, log_path=kv_log
+        )
+    return ReplayServer(
+        script,
+        host=host,
+        port=port,
+        ttft=ttft,
+        token_delay=token_delay,
+        fault_injector=injector,
+        cache=cache,
+    )
+
+
+def describe(faults: float = 0.0, fault_mix: str = "mixed") -> str:
+    """How the replay model is named in output: always says it is scripted, and which faults it injects."""
+    return LABEL + (f", {faults:.0%} faults ({fault_mix})" if faults > 0 else "")
