@@ -20,6 +20,7 @@ Mode = Literal["direct", "corrected"]
 
 RepairKind = Literal[
     "text_tool_call",
+    "reasoning_tool_call",
     "invalid_json",
     "unknown_tool",
     "schema_coercion",

@@ -12,7 +12,9 @@ import json
 import re
 from collections.abc import Callable
 
-from agentrun.repair.candidates import Found, RawText, balanced_end, calls_from_json_text, strip_fence
+from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
+from agentrun.repair.formats.jsonlist import json_calls
+from agentrun.repair.jsonfix import looks_cut_off
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -27,7 +29,9 @@ _DS_CALL_RE = re.compile(
 )
 
 WRAPPER_TOKENS = re.compile(
-    rf"<{_B}tool{_S}calls{_S}(?:begin|end){_B}>|<{_B}end{_S}of{_S}sentence{_B}>"
+    rf"<{_B}tool{_S}calls{_S}(?:begin|end){_B}>|<{_B}end{_S}of{_S}sentence{_B}>|<{_B}tool{_S}calls{_B}>"
+    rf"|<{_B}tool{_S}call{_S}(?:begin|end){_B}>|(?:function)?<{_B}tool{_S}sep{_B}>(?:[\w.\-]+\n)?"
+    r"|</?seed:tool_call>|</?tool_calls>|</?function_calls>|<\|tool_call_(?:start|end)\|>"
     rf"|</?{_B}DSML{_B}(?:function_calls|tool_calls)>"
     r"|<\|tool_calls_section_(?:begin|end)\|>|<\|eom_id\|>|<\|eot_id\|>|<\|im_end\|>"
     r"|</?minimax:tool_call>|<\|action_end\|>"
@@ -39,6 +43,8 @@ def extract_deepseek(text: str) -> list[Found]:
     and V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{..}<｜tool▁call▁end｜>``."""
     found: list[Found] = []
     for m in _DS_CALL_RE.finditer(text):
+        if "<steptml:" in m.group(0):
+            continue  # Step-3 wraps its XML calls in the same special tokens (formats.xml_calls)
         head, body = m.group(1).strip(), m.group(2)
         closed = bool(re.search(rf"{_DS_END}$", m.group(0)))
         if head in ("function", "") and "\n" in body.lstrip():
@@ -102,11 +108,26 @@ def _trim_value(value: str) -> str:
     return value
 
 
+def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) -> str | dict[str, object]:
+    """``args``, or the raw body when text outside the parameter tags would be lost (never ``{}``
+    for a body that said something)."""
+    rest = pattern.sub("", body).strip()
+    return body if rest else args
+
+
 def _qwen_functions(body: str, offset: int, closed_outer: bool) -> list[Found]:
     found: list[Found] = []
     for f in _FUNCTION_RE.finditer(body):
-        args = {p.group(1).strip(): RawText(_trim_value(p.group(2))) for p in _PARAM_RE.finditer(f.group(2))}
-        closed = closed_outer and f.group(0).rstrip().endswith("</function>")
+        inner = f.group(2)
+        ended = f.group(0).rstrip().endswith("</function>")
+        if inner.strip().startswith("{") and "<parameter=" not in inner:
+            # Functionary v3.1 / llama.cpp Hermes 2 Pro: <function=NAME>{json}</function>
+            args: str | dict[str, object] = inner.strip()
+            closed = (closed_outer or ended) and not looks_cut_off(inner)
+        else:
+            parsed = {p.group(1).strip(): RawText(_trim_value(p.group(2))) for p in _PARAM_RE.finditer(inner)}
+            args = leftover_args(inner, _PARAM_RE, dict(parsed))
+            closed = closed_outer and ended
         found.append(
             Found(
                 f.group(1).strip(), args, offset + f.start(), offset + f.end(), "qwen3_coder", closed=closed
@@ -118,7 +139,8 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool) -> list[Found]:
 def _invokes(body: str, offset: int, family: str, closed_outer: bool) -> list[Found]:
     found: list[Found] = []
     for inv in _INVOKE_RE.finditer(body):
-        args = {p.group(1).strip(): RawText(p.group(2)) for p in _INVOKE_PARAM_RE.finditer(inv.group(2))}
+        parsed = {p.group(1).strip(): RawText(p.group(2)) for p in _INVOKE_PARAM_RE.finditer(inv.group(2))}
+        args = leftover_args(inv.group(2), _INVOKE_PARAM_RE, dict(parsed))
         closed = closed_outer and inv.group(0).rstrip().endswith("</invoke>")
         found.append(
             Found(inv.group(1).strip(), args, offset + inv.start(), offset + inv.end(), family, closed=closed)
@@ -135,20 +157,25 @@ def extract_tool_call_tags(text: str) -> list[Found]:
         body, closed = m.group(1), m.group(0).endswith("</tool_call>")
         stripped = body.strip()
         start, end = m.start(), m.end()
+        # servers often strip </tool_call> as a stop string: a whole body is still a whole call
         if stripped.startswith(("{", "[", "```")):
-            found.extend(calls_from_json_text(stripped, start, end, "hermes", strict=True, closed=closed))
+            whole = closed or not looks_cut_off(strip_fence(stripped))
+            found.extend(json_calls(stripped, start, end, "hermes", strict=True, closed=whole))
         elif "<function=" in body:
-            inner = _qwen_functions(body, 0, closed)
+            inner = _qwen_functions(body, 0, True)
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         elif "<invoke" in body:
-            inner = _invokes(body, 0, "invoke_xml", closed)
+            inner = _invokes(body, 0, "invoke_xml", True)
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         else:
             name = stripped.split("<arg_key>", 1)[0].strip()
             if not re.fullmatch(r"[\w.\-]+", name):
                 continue
-            args = {k.strip(): RawText(v) for k, v in _GLM_ARG_RE.findall(body)}
-            found.append(Found(name, args, start, end, "glm", closed=closed))
+            glm = {k.strip(): RawText(v) for k, v in _GLM_ARG_RE.findall(body)}
+            rest = body.strip()[len(name) :]
+            found.append(
+                Found(name, leftover_args(rest, _GLM_ARG_RE, dict(glm)), start, end, "glm", closed=closed)
+            )
     return found
 
 
@@ -194,7 +221,7 @@ def extract_python_tag(text: str) -> list[Found]:
     """Llama 3.x ``<|python_tag|>{"name": .., "parameters": {..}}`` (several joined by ``;``)."""
     found: list[Found] = []
     for m in _PY_TAG_RE.finditer(text):
-        found.extend(calls_from_json_text(m.group(1), m.start(), m.end(), "llama3_json", strict=True))
+        found.extend(json_calls(m.group(1), m.start(), m.end(), "llama3_json", strict=True))
     return found
 
 
@@ -203,9 +230,7 @@ def extract_internlm(text: str) -> list[Found]:
     found: list[Found] = []
     for m in _ACTION_RE.finditer(text):
         closed = m.group(0).endswith("<|action_end|>")
-        found.extend(
-            calls_from_json_text(m.group(1), m.start(), m.end(), "internlm", strict=True, closed=closed)
-        )
+        found.extend(json_calls(m.group(1), m.start(), m.end(), "internlm", strict=True, closed=closed))
     return found
 
 
@@ -217,11 +242,13 @@ def _json_after(text: str, pos: int, start: int, family: str) -> list[Found]:
     end = balanced_end(text, pos)
     closed = end is not None
     stop = end if end is not None else len(text)
-    return calls_from_json_text(text[pos:stop], start, stop, family, strict=True, closed=closed)
+    return json_calls(text[pos:stop], start, stop, family, strict=True, closed=closed)
 
 
 _GRANITE_RE = re.compile(r"<\|tool_call\|>")
-_MISTRAL_RE = re.compile(r"\[TOOL_CALLS\]\s*(?:([\w.\-]+)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\])?")
+_MISTRAL_RE = re.compile(
+    r"\[TOOL_CALLS\]\s*(?:([\w.\-]+)\s*(?:\[CALL_ID\]\s*\w+\s*)?(?:\[ARGS\])?(?=\s*\{))?"
+)
 
 
 def extract_granite(text: str) -> list[Found]:

@@ -2,7 +2,9 @@
 
 The result is a list of candidate groups: one group per text span (a ``<tool_call>`` body or
 a JSON list can hold several calls). Loose candidates inside a non-JSON code fence
-(```python, ```bash ...) are code the model is showing, never calls.
+(```python, ```bash ...) are code the model is showing, never calls; so is an envelope
+*quoted* in prose (inside backticks, or in the middle of a sentence that goes on after it:
+"you could call <tool_call>{..}</tool_call> to read it").
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import re
 
 from agentrun.repair.candidates import Found
 from agentrun.repair.envelopes import ENVELOPE_EXTRACTORS, WRAPPER_TOKENS
-from agentrun.repair.loose import LOOSE_EXTRACTORS, extract_llama4_pythonic
+from agentrun.repair.formats import FORMAT_EXTRACTORS, FORMAT_TOKENS
+from agentrun.repair.loose import LOOSE_EXTRACTORS
 
-__all__ = ["find_text_calls", "remove_spans", "split_think"]
+__all__ = ["emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
 
 _CODE_FENCE_RE = re.compile(r"```[ \t]*([\w+-]+)[ \t]*\n.*?(?:\n[ \t]*```|\Z)", re.DOTALL)
 _NOT_JSON = {"json", "json5", "jsonc", "tool_call", "tool_calls", "tool", "function_call", "javascript", "js"}
+_STRICT = (*ENVELOPE_EXTRACTORS, *FORMAT_EXTRACTORS)
 
 
 def _groups(found: list[Found]) -> list[list[Found]]:
@@ -30,18 +34,40 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in taken)
 
 
+def _in_inline_code(text: str, start: int) -> bool:
+    """An odd number of backticks before ``start`` on its line: inside a `code span`."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return text.count("`", line_start, start) % 2 == 1
+
+
+def _mid_sentence(text: str, start: int, end: int) -> bool:
+    """Prose on both sides on the same line, the sentence not ended before the envelope."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start].rstrip()
+    line_end = text.find("\n", end)
+    after = text[end : line_end if line_end >= 0 else len(text)].strip()
+    after = WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", after)).strip()
+    return bool(before) and not before.endswith((".", "!", "?", ":", ">", "]")) and bool(after)
+
+
+def quoted(text: str, start: int, end: int) -> bool:
+    """The span is tool syntax being talked about, not a call being made."""
+    return _in_inline_code(text, start) or _mid_sentence(text, start, end)
+
+
 def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
     """Candidate calls in ``text``, grouped by span, in order of appearance; never raises."""
     if not text:
         return []
     taken: list[tuple[int, int]] = []
     groups: list[list[Found]] = []
-    strict: list[Found] = [f for ex in (*ENVELOPE_EXTRACTORS, extract_llama4_pythonic) for f in ex(text)]
+    strict: list[Found] = [f for ex in _STRICT for f in ex(text)]
     for group in _groups(strict):
         span = (group[0].start, group[0].end)
         if not _overlaps(span, taken):
             taken.append(span)
-            groups.append(group)
+            if not quoted(text, *span):
+                groups.append(group)
     if loose:
         code = [
             (m.start(), m.end()) for m in _CODE_FENCE_RE.finditer(text) if m.group(1).lower() not in _NOT_JSON
@@ -51,8 +77,36 @@ def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
             span = (group[0].start, group[0].end)
             if not _overlaps(span, taken) and not _overlaps(span, code):
                 taken.append(span)
-                groups.append(group)
+                if not _in_inline_code(text, span[0]):
+                    groups.append(group)
     return sorted(groups, key=lambda g: g[0].start)
+
+
+def _only_markup(piece: str) -> bool:
+    return not WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", piece)).strip()
+
+
+def emitted_at_end(text: str, groups: list[list[Found]]) -> list[list[Found]]:
+    """The groups a reasoning text ends with: calls the model *made* before closing its thinking
+    (DeepSeek V4, Qwen3.5, GLM on vLLM), not ones it merely wrote about on the way.
+
+    The run of calls must start a line (or follow a finished sentence) and be followed by
+    nothing but markup; a call with prose after it was part of the thinking.
+    """
+    run: list[list[Found]] = []
+    pos = len(text)
+    for group in reversed(groups):
+        if not _only_markup(text[group[0].end : pos]):
+            break
+        run.insert(0, group)
+        pos = group[0].start
+    if not run:
+        return []
+    line_start = text.rfind("\n", 0, pos) + 1
+    before = WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", text[line_start:pos])).strip()
+    if before and not before.endswith((".", "!", "?", ":")):
+        return []
+    return run
 
 
 def remove_spans(text: str, spans: list[tuple[int, int]]) -> str | None:
@@ -64,20 +118,25 @@ def remove_spans(text: str, spans: list[tuple[int, int]]) -> str | None:
         out.append(text[pos:start])
         pos = max(pos, end)
     out.append(text[pos:])
-    rest = WRAPPER_TOKENS.sub("", "".join(out))
+    rest = FORMAT_TOKENS.sub("", WRAPPER_TOKENS.sub("", "".join(out)))
     rest = re.sub(r"\n{3,}", "\n\n", rest).strip()
     return rest or None
 
 
-_THINK_RE = re.compile(r"^\s*(?:<think>)?(.*?)</think>", re.DOTALL)
+_THINK_RE = re.compile(
+    r"^\s*(?:<think>|<seed:think>|<\|START_THINKING\|>)?(.*?)(?:</think>|</seed:think>|<\|END_THINKING\|>)",
+    re.DOTALL,
+)
+_THINK_CLOSE = ("</think>", "</seed:think>", "<|END_THINKING|>")
 
 
 def split_think(content: str | None) -> tuple[str | None, str]:
-    """Split ``<think>..</think>`` that a server without a reasoning parser left in content.
+    """Split thinking that a server without a reasoning parser left in content: ``<think>..
+    </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``.
 
     Returns (visible content, reasoning text).
     """
-    if not content or "</think>" not in content:
+    if not content or not any(tok in content for tok in _THINK_CLOSE):
         return content, ""
     m = _THINK_RE.match(content)
     if m is None:

@@ -2,12 +2,16 @@
 
 1. strict ``json.loads`` (plus one decode of JSON that was encoded twice);
 2. narrow, reversible fixes on a lexed copy of the text, each a named function: Python
-   quoting and literals, raw control characters, invalid escapes, trailing commas, missing
-   closing brackets, trailing prose, several objects back to back;
+   quoting and literals, raw control characters, invalid escapes, trailing commas, trailing
+   prose, several objects back to back;
 3. ``json_repair`` as a last resort, *guarded*: its result is accepted only if every
    character the model wrote is accounted for by the repaired keys and values
    (:func:`repair_is_faithful`). A repair that would change a file's content or a shell
    command goes back to the model instead.
+
+Text that ends inside a string or with a bracket still open is *cut off* and is never
+repaired at all: closing it (as ``json_repair`` gladly does) would run a call with arguments
+the model never finished (issue 13; vLLM #47761).
 
 Everything here is pure and never raises.
 """
@@ -192,17 +196,6 @@ def _rebuild(tokens: list[Token], fixes: list[str]) -> str:
     return "".join(out)
 
 
-def fix_missing_brackets(text: str) -> str | None:
-    """A final ``}`` or ``]`` left out (``{"path": "a.py"``), when no string is left open."""
-    tokens = lex(text)
-    if tokens and tokens[-1].kind == "str" and not tokens[-1].closed:
-        return None
-    stack = _bracket_stack(tokens)
-    if not stack:
-        return None
-    return text.rstrip() + "".join("}" if b == "{" else "]" for b in reversed(stack))
-
-
 def _decode_all(text: str) -> tuple[list[Any], str]:
     """Decode one or more JSON values back to back; returns (values, trailing text)."""
     decoder = json.JSONDecoder()
@@ -256,13 +249,12 @@ def decode_json(text: str) -> Decoded:
     except ValueError:
         pass
     out.cut_off = looks_cut_off(text)
+    if out.cut_off:
+        return out  # never close what the model did not: the call goes back as truncated
     narrow = _narrow(text, out.fixes)
     if narrow is not None:
         out.values = narrow
         return out
-    last = lex(text)[-1]
-    if last.kind == "str" and not last.closed:
-        return out  # ends inside a string: never guess how it went on
     guarded = _guarded_json_repair(text)
     if guarded is not None:
         out.fixes.append("json_repair")
@@ -285,7 +277,7 @@ def parse_arguments(raw: str | None) -> ArgParse:
     result.fixes, result.cut_off = decoded.fixes, decoded.cut_off
     if not decoded.values:
         result.error = (
-            "arguments end inside a string (cut off?)"
+            "arguments end inside a string or an open bracket (cut off?)"
             if decoded.cut_off
             else "arguments are not valid JSON and cannot be repaired without changing what was written"
         )
@@ -309,10 +301,6 @@ def _json_type(value: Any) -> str:
 def _narrow(text: str, fixes: list[str]) -> list[Any] | None:
     local: list[str] = []
     candidate = _rebuild(lex(text), local)
-    closed = fix_missing_brackets(candidate)
-    if closed is not None:
-        candidate = closed
-        local.append("fix_missing_brackets")
     values, rest = _decode_all(candidate)
     if not values:
         return None
@@ -351,7 +339,8 @@ def _forms(s: str) -> list[str]:
 def _pattern(value: Any) -> str:
     if isinstance(value, str):
         body = "(?:" + "|".join(re.escape(f) for f in _forms(value)) + ")"
-        return "(?:" + "|".join(re.escape(q) + body + re.escape(q) for q in _QUOTES) + ")"
+        quotes = _QUOTES if value else _QUOTES[:-1]  # an empty value must be written, not defaulted
+        return "(?:" + "|".join(re.escape(q) + body + re.escape(q) for q in quotes) + ")"
     if isinstance(value, bool):
         return "(?:true|True)" if value else "(?:false|False)"
     if value is None:

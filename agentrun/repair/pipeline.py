@@ -24,7 +24,7 @@ from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
 from agentrun.repair.candidates import Found, RawText
-from agentrun.repair.extract import find_text_calls, remove_spans, split_think
+from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name
 from agentrun.repair.result import Correction, RejectionReason, ToolRejection, valid_json_or_empty
@@ -97,8 +97,12 @@ def _candidates_from_text(
     """Candidates in ``text`` and the text left once they are cut out."""
     cands: list[_Candidate] = []
     spans: list[tuple[int, int]] = []
-    for group in find_text_calls(text, loose=loose):
-        kept = [f for f in group if f.strict or _loose_is_call(f, known)]
+    groups = find_text_calls(text, loose=loose)
+    if origin == "reasoning":
+        groups = emitted_at_end(text, groups)
+    for group in groups:
+        # one real call in a loose list makes its siblings calls too: a bad one gets feedback
+        kept = group if any(f.strict or _loose_is_call(f, known) for f in group) else []
         if not kept:
             continue
         spans.append((group[0].start, group[0].end))
@@ -149,21 +153,26 @@ def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSp
 
 
 def _parse(run: _Run, cand: _Candidate) -> list[dict[str, Any]] | None:
-    if isinstance(cand.arguments, dict):
-        if cand.fixes:  # the envelope's JSON body was repaired before the call could be read from it
-            after = _dump(cand.arguments)
-            run.event("invalid_json", cand.id, cand.source_text, after, detail=",".join(cand.fixes))
-        return [dict(cand.arguments)]
-    parsed = parse_arguments(cand.arguments)
-    cut = parsed.cut_off or not cand.closed
-    if run.hit_limit and cut:
-        run.cut_off = True
+    parsed = parse_arguments(cand.arguments) if isinstance(cand.arguments, str) else None
+    if not cand.closed or (parsed is not None and parsed.cut_off):
+        # never run a call whose arguments did not end, whatever finish_reason says
+        run.cut_off = run.cut_off or run.hit_limit
+        why = (
+            "was cut off at the output token limit"
+            if run.hit_limit
+            else "is incomplete (its arguments never close)"
+        )
         run.reject(
             cand,
             "truncated",
-            f"The call to {cand.name!r} was cut off at the output token limit and was not run.",
+            f"The call to {cand.name!r} {why} and was not run. Send the complete call again.",
         )
         return None
+    if parsed is None:
+        if cand.fixes and isinstance(cand.arguments, dict):  # the envelope's JSON body was repaired
+            after = _dump(cand.arguments)
+            run.event("invalid_json", cand.id, cand.source_text, after, detail=",".join(cand.fixes))
+        return [dict(cand.arguments)] if isinstance(cand.arguments, dict) else None
     if not parsed.ok:
         message = (
             f"The arguments of {cand.name!r} are not valid JSON ({parsed.error}). "
@@ -174,7 +183,7 @@ def _parse(run: _Run, cand: _Candidate) -> list[dict[str, Any]] | None:
     fixes = (*cand.fixes, *parsed.fixes)
     if fixes:
         after = "".join(_dump(o) for o in parsed.objects)
-        before = cand.source_text if cand.fixes else cand.arguments
+        before = cand.source_text if cand.fixes else str(cand.arguments)
         run.event("invalid_json", cand.id, before, after, detail=",".join(fixes))
     return parsed.objects
 
@@ -210,9 +219,8 @@ def _process(run: _Run, cand: _Candidate) -> None:
         return
     if cand.origin != "native":
         after = _dump({"name": spec.name, "arguments": objects[0] if len(objects) == 1 else objects})
-        run.event(
-            "text_tool_call", cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}"
-        )
+        kind = "reasoning_tool_call" if cand.origin == "reasoning" else "text_tool_call"
+        run.event(kind, cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}")
     for k, args in enumerate(objects):
         _finish(run, cand, cand.id if k == 0 else f"{cand.id}_{k}", spec, args)
 

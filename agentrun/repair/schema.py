@@ -165,7 +165,7 @@ def coerce_arguments(args: dict[str, Any], schema: dict[str, Any]) -> Coerced:
                 out.changes.append(("drop_unknown_key", f"{key}={_short(value)}", "(dropped)"))
             continue
         types = _types(props[key])
-        if value is None and key not in required and "null" not in types:
+        if value is None and key not in required and types and "null" not in types:
             del out.arguments[key]
             out.changes.append(("drop_null_optional", f"{key}=null", "(dropped)"))
             continue

@@ -40,7 +40,6 @@ from agentrun.repair.jsonfix import looks_cut_off, parse_arguments, repair_is_fa
             "fix_control_chars",
         ),
         ('{"command": "grep -E \\d+ log.txt"}', {"command": "grep -E \\d+ log.txt"}, "fix_invalid_escapes"),
-        ('{"path": "a.py"', {"path": "a.py"}, "fix_missing_brackets"),
         ('{"path": "a.py"} I will now read it.', {"path": "a.py"}, "drop_trailing_text"),
         ('"{\\"path\\": \\"a.py\\"}"', {"path": "a.py"}, "decode_double_encoded"),
     ],
@@ -69,6 +68,27 @@ def test_concatenated_objects_split_into_separate_calls() -> None:
 
 def test_non_object_arguments_are_an_error() -> None:
     assert not parse_arguments('["a.py"]').ok
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"path": "a.py"',  # unbalanced object: json_repair would close it
+        '{"pattern": "x", "paths": ["a", "b"',  # open list and object
+        '{"command": "ls", "timeout": 3',  # a number that may have been cut mid-way
+        '{"command": "rm -rf bu',  # value cut mid-word
+        "{'command': 'ls",  # Python-quoted, cut inside the string
+    ],
+)
+def test_cut_off_json_is_never_closed_even_by_json_repair(raw: str) -> None:
+    # issue 13: a cut-off call must never run with guessed or closed arguments
+    parsed = parse_arguments(raw)
+    assert not parsed.ok and parsed.cut_off and parsed.objects == []
+
+
+def test_json_repair_never_defaults_a_missing_value() -> None:
+    # json_repair reads {"a": "b", "c": } as {"a": "b", "c": ""}: a value the model never wrote
+    assert not parse_arguments('{"path": "a.py", "content": }').ok
 
 
 def test_cut_off_inside_string_is_never_completed() -> None:

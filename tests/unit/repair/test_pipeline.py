@@ -102,7 +102,7 @@ def test_invalid_json_is_repaired_and_recorded(tools, reply) -> None:  # type: i
 
 
 def test_unrepairable_json_goes_back_to_the_model(tools, reply) -> None:  # type: ignore[no-untyped-def]
-    result = correct(reply(None, ("run_shell", '{"command": ls -la | grep "x}')), tools)
+    result = correct(reply(None, ("run_shell", '{"command": ls -la | grep "x}"}')), tools)
     assert result.calls == ()
     (rej,) = result.rejected
     assert rej.reason == "invalid_json" and rej.error == "parsing" and json.loads(rej.arguments) == {}
@@ -145,9 +145,13 @@ def test_reasoning_cut_off_before_any_answer_is_truncated(tools, reply) -> None:
     assert result.truncated and not result.reasoning_only
 
 
-def test_missing_closing_brace_without_limit_is_just_repaired(tools, reply) -> None:  # type: ignore[no-untyped-def]
+def test_missing_closing_brace_is_never_closed_for_the_model(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # issue 13: unbalanced JSON is cut-off output whatever finish_reason says; closing it would
+    # run a call the model never finished
     result = correct(reply(None, ("read_file", '{"path": "a.py"')), tools, finish_reason="tool_calls")
-    assert not result.truncated and [c.arguments for c in result.calls] == [{"path": "a.py"}]
+    assert result.calls == ()
+    (rej,) = result.rejected
+    assert rej.reason == "truncated" and "incomplete" in rej.message
 
 
 def test_reasoning_only_reply_is_flagged_with_a_nudge(tools, reply) -> None:  # type: ignore[no-untyped-def]

@@ -73,7 +73,8 @@ def test_each_fault_kind_round_trips_through_correct(kind: str, mix: str, tools)
         elif kind == "reasoning_only":
             assert result.reasoning_only and got == []
         elif kind == "invalid_json" and result.rejected:  # a refused damage: the call is re-sent
-            assert [r.reason for r in result.rejected] == ["invalid_json"]
+            # unbalanced JSON (the missing_brace damage) is refused as cut off, never closed for the model
+            assert [r.reason for r in result.rejected] in (["invalid_json"], ["truncated"])
             assert all(args in [a for _, a in EXPECTED] for _, args in got)
         else:
             assert got == EXPECTED, (kind, turn)

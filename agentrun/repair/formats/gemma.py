@@ -1,0 +1,187 @@
+"""Gemma 4 and FunctionGemma tool calls: ``call:NAME{key:value,...}`` in special tokens.
+
+Gemma 4: ``<|tool_call>call:get_weather{location:<|"|>Paris, France<|"|>,days:3}<tool_call|>``;
+FunctionGemma: ``<start_function_call>call:get_weather{city:<escape>Tokyo<escape>}<end_function_call>``.
+Keys are bare (or delimited), strings sit between the delimiter token, numbers, booleans,
+``null``, nested ``{..}`` and ``[..]`` are bare. Format: Google's chat templates for the two
+models, vLLM's ``gemma4`` / ``functiongemma`` tool parsers and their tests.
+
+The parser is strict: an unterminated string or bracket means the call was cut off, and
+the whole call is reported as not ``closed`` rather than completed with a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentrun.repair.candidates import Found, RawText
+
+__all__ = ["extract_function_gemma", "extract_gemma4", "parse_gemma_args"]
+
+
+class _Cut(Exception):
+    """The text ends inside a value."""
+
+
+class _Bad(Exception):
+    """The text is not in the format."""
+
+
+@dataclass
+class _Reader:
+    text: str
+    delim: str
+    raw_strings: bool
+    pos: int = 0
+
+    def skip(self, chars: str = " \t\r\n") -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in chars:
+            self.pos += 1
+
+    def string(self) -> str:
+        end = self.text.find(self.delim, self.pos + len(self.delim))
+        if end < 0:
+            raise _Cut
+        value = self.text[self.pos + len(self.delim) : end]
+        self.pos = end + len(self.delim)
+        return value
+
+    def value(self) -> Any:
+        self.skip()
+        if self.pos >= len(self.text):
+            raise _Cut
+        if self.text.startswith(self.delim, self.pos):
+            s = self.string()
+            return RawText(s) if self.raw_strings else s
+        ch = self.text[self.pos]
+        if ch == "{":
+            return self.obj()
+        if ch == "[":
+            return self.array()
+        return self.bare()
+
+    def bare(self) -> Any:
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in ",}]":
+            self.pos += 1
+        if self.pos >= len(self.text):
+            raise _Cut  # a bare value running into the end may be cut mid-word
+        word = self.text[start : self.pos].strip()
+        if not word:
+            raise _Bad
+        return _scalar(word)
+
+    def key(self) -> str:
+        self.skip(" \t\r\n,")
+        if self.text.startswith(self.delim, self.pos):
+            key = self.string()
+        else:
+            end = self.text.find(":", self.pos)
+            if end < 0:
+                raise _Cut
+            key = self.text[self.pos : end].strip()
+            self.pos = end
+        self.skip()
+        if self.pos >= len(self.text):
+            raise _Cut
+        if self.text[self.pos] != ":" or not key:
+            raise _Bad
+        self.pos += 1
+        return key
+
+    def obj(self) -> dict[str, Any]:
+        self.pos += 1  # "{"
+        out: dict[str, Any] = {}
+        while True:
+            self.skip(" \t\r\n,")
+            if self.pos >= len(self.text):
+                raise _Cut
+            if self.text[self.pos] == "}":
+                self.pos += 1
+                return out
+            key = self.key()
+            out[key] = self.value()
+
+    def array(self) -> list[Any]:
+        self.pos += 1  # "["
+        out: list[Any] = []
+        while True:
+            self.skip(" \t\r\n,")
+            if self.pos >= len(self.text):
+                raise _Cut
+            if self.text[self.pos] == "]":
+                self.pos += 1
+                return out
+            out.append(self.value())
+
+
+def _scalar(word: str) -> Any:
+    lowered = word.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("null", "none"):
+        return None
+    try:
+        return int(word)
+    except ValueError:
+        pass
+    try:
+        return float(word)
+    except ValueError:
+        return RawText(word)
+
+
+def parse_gemma_args(
+    body: str, delim: str, *, raw_strings: bool = False
+) -> tuple[dict[str, Any] | None, bool]:
+    """``{key:value,...}`` -> (arguments, complete); (None, True) if not in the format."""
+    reader = _Reader(body, delim, raw_strings)
+    try:
+        return reader.obj(), True
+    except _Cut:
+        return None, False
+    except _Bad:
+        return None, True
+
+
+def _extract(text: str, start_tok: str, end_tok: str, delim: str, family: str, raw: bool) -> list[Found]:
+    found: list[Found] = []
+    pos = 0
+    call_re = re.compile(re.escape(start_tok) + r"\s*call:([\w.\-]+)\s*(?=\{)")
+    while (m := call_re.search(text, pos)) is not None:
+        reader = _Reader(text, delim, raw, m.end())
+        try:
+            args: dict[str, Any] | str = reader.obj()
+            closed = True
+        except _Cut:
+            args, closed, reader.pos = text[m.end() :], False, len(text)
+        except _Bad:
+            nxt = text.find(end_tok, m.end())
+            reader.pos = nxt if nxt >= 0 else len(text)
+            args, closed = text[m.end() : reader.pos], nxt >= 0
+        end = reader.pos
+        if text.startswith(end_tok, end):
+            end += len(end_tok)
+        found.append(Found(m.group(1), args, m.start(), end, family, closed=closed))
+        pos = end
+    return found
+
+
+def extract_gemma4(text: str) -> list[Found]:
+    """Gemma 4 ``<|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>``."""
+    if "<|tool_call>" not in text:
+        return []
+    return _extract(text, "<|tool_call>", "<tool_call|>", '<|"|>', "gemma4", False)
+
+
+def extract_function_gemma(text: str) -> list[Found]:
+    """FunctionGemma ``<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>``.
+
+    Its template writes every value between ``<escape>``, numbers included, so values are
+    typed by the tool's schema like the XML formats' values.
+    """
+    if "<start_function_call>" not in text:
+        return []
+    return _extract(text, "<start_function_call>", "<end_function_call>", "<escape>", "functiongemma", True)

@@ -1,0 +1,51 @@
+"""gpt-oss (OpenAI harmony) tool calls written as text.
+
+A harmony reply is a run of messages, each ``<|start|>ROLE HEADER<|message|>BODY<|end|>``;
+a tool call is a message whose header names a recipient ``to=functions.NAME``, either after
+the channel (``<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>``)
+or before it (``<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>``),
+and ends with ``<|call|>`` (often eaten as a stop token by the server). Recipients outside
+``functions.`` are gpt-oss's built-in tools (``browser.search``, ``python``,
+``container.exec``): the server runs those, so they are never calls to a function tool.
+Format: openai/harmony's renderer and vLLM's ``openai_tool_parser`` tests.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrun.repair.candidates import Found
+from agentrun.repair.jsonfix import looks_cut_off
+
+__all__ = ["HARMONY_TOKENS", "extract_harmony"]
+
+_MESSAGE_RE = re.compile(
+    r"(?:<\|start\|>)?(?P<pre>[^<]*)<\|channel\|>(?P<header>[^<]*)"
+    r"(?:<\|constrain\|>(?P<ctype>[^<]*))?<\|message\|>(?P<body>.*?)"
+    r"(?P<end><\|call\|>|<\|end\|>|<\|return\|>|(?=<\|start\|>)|(?=<\|channel\|>)|\Z)",
+    re.DOTALL,
+)
+_RECIPIENT_RE = re.compile(r"\bto=([^\s<]+)")
+
+HARMONY_TOKENS = r"<\|start\|>assistant|<\|start\|>|<\|end\|>|<\|call\|>|<\|return\|>"
+
+
+def extract_harmony(text: str) -> list[Found]:
+    """``to=functions.NAME`` messages; built-in recipients (``browser.*``, ``python``) are skipped."""
+    if "<|channel|>" not in text or "<|message|>" not in text:
+        return []
+    found: list[Found] = []
+    for m in _MESSAGE_RE.finditer(text):
+        recipient = _RECIPIENT_RE.search(m.group("pre") + " " + m.group("header"))
+        if recipient is None or not recipient.group(1).startswith("functions."):
+            continue
+        name = recipient.group(1).removeprefix("functions.")
+        body = m.group("body").strip()
+        # <|call|> is a stop token many servers strip: without it, only a whole JSON body counts
+        closed = bool(m.group("end")) or _whole_json(body)
+        found.append(Found(name, body, m.start(), m.end(), "gpt_oss", closed=closed))
+    return found
+
+
+def _whole_json(body: str) -> bool:
+    return body.startswith(("{", "[")) and not looks_cut_off(body)

@@ -1,0 +1,126 @@
+"""JSON tool calls inside a family's own markers, for the families the older extractors missed.
+
+Each marker below is the family's chat template's (or vLLM / llama.cpp parser's) opening of a
+tool-call block; the body is JSON. A missing closing marker is fine when the JSON itself is
+whole (servers often strip the end token as a stop string); JSON that is not whole is cut off.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.formats.jsonlist import json_calls, split_elements
+from agentrun.repair.jsonfix import decode_json, looks_cut_off
+
+__all__ = ["JSON_ENVELOPE_EXTRACTORS", "JSON_ENVELOPE_TOKENS"]
+
+# (family, opening marker, closing marker or None when the JSON's own end closes it)
+_TAGGED: tuple[tuple[str, str, str | None], ...] = (
+    ("command_r", r"<\|START_ACTION\|>", "<|END_ACTION|>"),  # Command R7B / A: [{"tool_name", "parameters"}]
+    ("tool_calls_tag", r"<tool_calls>", "</tool_calls>"),  # Jamba, Hunyuan A13B, MiniMax M1, Apriel
+    ("nemotron", r"<TOOLCALL>", "</TOOLCALL>"),  # Nemotron Nano v2 / Llama-Nemotron
+    ("longcat", r"<longcat_tool_call>", "</longcat_tool_call>"),  # LongCat Flash
+    ("granite_20b_fc", r"<function_call>", None),  # granite-20b-functioncalling
+    ("phi4_mini", r"(?<![\w.])functools(?=\s*\[)", None),  # Phi-4-mini, FireFunction v2
+    ("gigachat3", r"function call(?:<\|role_sep\|>)?\s*(?=\{)", None),  # GigaChat 3
+)
+_OPEN_RE = {family: re.compile(pattern) for family, pattern, _ in _TAGGED}
+
+JSON_ENVELOPE_TOKENS = (
+    r"<\|START_RESPONSE\|>|<\|END_RESPONSE\|>|<\|START_TEXT\|>|<\|END_TEXT\|>"
+    r"|<\|tools_prefix\|>|<\|tools_suffix\|>"
+)
+
+
+def _body(text: str, pos: int, close: str | None) -> tuple[str, int, bool]:
+    """(body, end of span, closed) of a block that starts at ``pos``."""
+    if close is not None:
+        end = text.find(close, pos)
+        if end >= 0:
+            return text[pos:end], end + len(close), True
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    if pos < len(text) and text[pos] in "{[":
+        end_json = balanced_end(text, pos)
+        if end_json is not None:
+            stop = end_json
+            if close is not None and text.startswith(close, stop):
+                stop += len(close)
+            return text[pos:end_json], stop, True
+    return text[pos:], len(text), False
+
+
+def _tagged(family: str, close: str | None) -> Callable[[str], list[Found]]:
+    pattern = _OPEN_RE[family]
+
+    def extract(text: str) -> list[Found]:
+        found: list[Found] = []
+        pos = 0
+        while (m := pattern.search(text, pos)) is not None:
+            body, end, closed = _body(text, m.end(), close)
+            closed = closed and not looks_cut_off(body)
+            found.extend(json_calls(body, m.start(), end, family, strict=True, closed=closed))
+            pos = max(end, m.end())
+        return found
+
+    extract.__name__ = f"extract_{family}"
+    extract.__doc__ = f"``{pattern.pattern}`` followed by JSON calls ({family})."
+    return extract
+
+
+_APERTUS_RE = re.compile(r"<\|tools_prefix\|>")
+
+
+def _apertus_pairs(body: str) -> list[tuple[str, Any]]:
+    """``[{"NAME": {args}}, ..]``: one single-key object per call."""
+    pairs: list[tuple[str, Any]] = []
+    for piece in split_elements(body):
+        decoded = decode_json(piece)
+        value = decoded.values[0] if len(decoded.values) == 1 else None
+        if isinstance(value, dict) and len(value) == 1:
+            name, args = next(iter(value.items()))
+            if isinstance(args, dict | str):
+                pairs.append((name, args))
+                continue
+        pairs.append(("", piece))
+    return pairs
+
+
+def extract_apertus(text: str) -> list[Found]:
+    """Apertus ``<|tools_prefix|>[{"get_weather": {"city": "Bern"}}]<|tools_suffix|>``."""
+    found: list[Found] = []
+    for m in _APERTUS_RE.finditer(text):
+        body, end, closed = _body(text, m.end(), "<|tools_suffix|>")
+        closed = closed and not looks_cut_off(body)
+        if not closed:
+            found.append(Found("", body, m.start(), end, "apertus", closed=False))
+            continue
+        for name, args in _apertus_pairs(body) or [("", body)]:
+            found.append(Found(name, args, m.start(), end, "apertus"))
+    return found
+
+
+_FUNCTIONARY_RE = re.compile(r"(?:^|(?<=\n)|(?<=<\|eot_id\|>))>>>\s*([\w.\-]+)[ \t]*\n")
+
+
+def extract_functionary_v32(text: str) -> list[Found]:
+    """Functionary v3.2 ``>>>NAME\\n{json}`` (``>>>all`` is text for the user, not a call)."""
+    found: list[Found] = []
+    for m in _FUNCTIONARY_RE.finditer(text):
+        if m.group(1) == "all":
+            continue
+        body, end, closed = _body(text, m.end(), None)
+        if not body.lstrip().startswith("{"):
+            continue
+        found.append(Found(m.group(1), body.strip(), m.start(), end, "functionary_v32", closed=closed))
+    return found
+
+
+JSON_ENVELOPE_EXTRACTORS: tuple[Callable[[str], list[Found]], ...] = (
+    *(_tagged(family, close) for family, _, close in _TAGGED),
+    extract_apertus,
+    extract_functionary_v32,
+)

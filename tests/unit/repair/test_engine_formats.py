@@ -1,0 +1,71 @@
+"""Every native format, on the engines' own test outputs (engine_outputs.py): the calls come
+out exactly, and a cut-off copy of each output never runs a call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentrun.messages import Message
+from agentrun.repair import correct
+from agentrun.toolset import ToolSpec
+from tests.unit.repair.engine_outputs import CASES
+
+_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def tools_for(expected: list[tuple[str, dict[str, Any]]]) -> list[ToolSpec]:
+    """The tools an engine test declares, typed from the values it expects (as its request would)."""
+    props: dict[str, dict[str, Any]] = {}
+    for name, args in expected:
+        for key, value in args.items():
+            kind = _TYPES.get(type(value))
+            props.setdefault(name, {})[key] = {"type": kind} if kind else {}
+    names = dict.fromkeys(n for n, _ in expected)
+    return [
+        ToolSpec(name=n, description="", parameters={"type": "object", "properties": props.get(n, {})})
+        for n in names
+    ]
+
+
+def run(text: str, expected: list[tuple[str, dict[str, Any]]], **kw: Any) -> Any:
+    return correct(Message(role="assistant", content=text), tools_for(expected), **kw)
+
+
+@pytest.mark.parametrize(
+    ("family", "source", "text", "expected"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+)
+def test_engine_output_is_recovered_exactly(family: str, source: str, text: str, expected: list) -> None:
+    result = run(text, expected)
+    assert [(c.name, c.arguments) for c in result.calls] == expected, source
+    assert all(e.kind != "truncated" for e in result.events)
+
+
+def _cut_points(text: str) -> list[int]:
+    """Where to cut: inside the last argument value and inside the closing markup."""
+    points = set()
+    for marker in ("</", "<|call|>", "<tool_call|>", "<end_function_call>", "}", "]", ")"):
+        at = text.rfind(marker)
+        if at > 0:
+            points.add(at)
+    last_value = max(text.rfind("Tokyo"), text.rfind("London"), text.rfind("celsius"), text.rfind("query1"))
+    if last_value > 0:
+        points.add(last_value + 2)  # mid-word
+    return sorted(points)
+
+
+@pytest.mark.parametrize(
+    ("family", "source", "text", "expected"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+)
+def test_cut_off_engine_output_never_runs_a_partial_call(
+    family: str, source: str, text: str, expected: list
+) -> None:
+    for cut in _cut_points(text):
+        head = text[:cut]
+        result = run(head, expected)
+        whole = {(c.name, str(c.arguments)) for c in run(text, expected).calls}
+        for call in result.calls:  # only calls that were already complete before the cut may run
+            assert (call.name, str(call.arguments)) in whole, (source, head)
+        # and with the limit reached, nothing runs at all
+        assert run(head, expected, finish_reason="length").calls == ()
