@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "agentrun.commands.repair",  # repair
     "agentrun.commands.serving",  # logstats, kv-replay, capacity
     "agentrun.commands.localmodel",  # local-model prepare | serve
+    "agentrun.commands.report",  # report
 )
 
 app = typer.Typer(

@@ -15,6 +15,7 @@ from rich.table import Table
 from agentrun.agent import RunStats
 from agentrun.errors import UserError
 from agentrun.messages import Completion, Mode
+from agentrun.report import report_at_end
 from agentrun.runner import AgentKind, RunConfig, RunResult, run_task
 from agentrun.tasks import list_tasks, load_task
 
@@ -105,6 +106,7 @@ FaultMix = Annotated[str, typer.Option(help="replay model only: deepseek | qwen 
 BaseImage = Annotated[str | None, typer.Option(help="base image for sandbox builds")]
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint (else OTEL_EXPORTER_OTLP_*)")]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
+NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
 
 
 def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None) -> dict[str, Any]:
@@ -157,6 +159,7 @@ def register(app: typer.Typer) -> None:
         replay_token_delay: Annotated[
             float, typer.Option(help="replay model: delay between tokens (s)")
         ] = 0.0,
+        no_report: NoReport = False,
     ) -> None:
         """Run one task in a Docker sandbox and grade it with its hidden tests."""
         if mode not in ("direct", "corrected"):
@@ -189,6 +192,8 @@ def register(app: typer.Typer) -> None:
             console.print("[yellow]interrupted: sandbox removed, partial results kept[/yellow]")
             sys.exit(130)
         Console().print(summary_table(result))
+        if not no_report:
+            report_at_end(result.results_path, typer.echo)
         if not result.passed:
             raise typer.Exit(1)
 
@@ -215,6 +220,7 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option(help="admit a request only while the sum of prompt + headroom tokens fits"),
         ] = None,
+        no_report: NoReport = False,
     ) -> None:
         """Run direct and corrected mode on the same seeds and print one table."""
         from agentrun.compare import comparison_table, run_comparison
@@ -255,3 +261,5 @@ def register(app: typer.Typer) -> None:
             sys.exit(130)
         Console().print(comparison_table(comparison))
         Console().print(f"compare.json: {folder / 'compare.json'}")
+        if not no_report:
+            report_at_end(folder, typer.echo)

@@ -1,0 +1,63 @@
+"""``report.html``: one self-contained page per run, compare or load folder (or several).
+
+    write_report([Path("results/<run-id>")])            # -> results/<run-id>/report.html
+    write_report([compare_dir])                         # direct vs corrected, one dot per trial
+    write_report([load_a, load_b], out=Path("ab.html")) # two loads overlaid
+
+The page is a reader of the results folders (``result.json``, ``trajectory.jsonl``,
+``spans.jsonl``, ``compare.json``, ``load.json`` as written; the load.json schema is in
+:mod:`agentrun.report.load`) and never a second source of numbers. Plots are Plotly figures with
+plotly.js inlined (:mod:`agentrun.report.html`), so the file opens from disk with no network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from agentrun.errors import AgentrunError, UserError
+
+REPORT_NAME = "report.html"
+
+
+def default_out(paths: list[Path]) -> Path:
+    """One folder: its report.html; several: report.html in the current folder."""
+    from agentrun.report.sources import folder_of
+
+    return folder_of(paths[0]) / REPORT_NAME if len(paths) == 1 else Path.cwd() / REPORT_NAME
+
+
+def write_report(paths: list[Path], out: Path | None = None) -> Path:
+    """Write the page for ``paths`` (all of one kind) and return where it went."""
+    from agentrun.report import pages  # plotly and jinja2 load only when a page is written
+    from agentrun.report.sources import kind_of
+
+    if not paths:
+        raise UserError("name at least one results folder")
+    kinds = {kind_of(p) for p in paths}
+    if len(kinds) > 1:
+        raise UserError(
+            f"cannot put {' and '.join(sorted(kinds))} folders on one page; give folders of one kind"
+        )
+    target = (out or default_out(paths)).resolve()
+    if target.is_dir():
+        target = target / REPORT_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    html = pages.build(kinds.pop(), paths, target.parent)
+    target.write_text(html, encoding="utf-8")
+    return target
+
+
+def report_at_end(folder: Path | str, say: Callable[[str], None]) -> Path | None:
+    """What ``task`` and ``compare`` call last: write the page, print its path; a failure here
+    is one warning line, never a lost run (the results are already on disk)."""
+    try:
+        path = write_report([Path(folder)])
+    except (AgentrunError, OSError, ValueError) as exc:
+        say(f"report: not written ({exc}); try `agentrun report {folder}`")
+        return None
+    say(f"report: {path}")
+    return path
+
+
+__all__ = ["REPORT_NAME", "default_out", "report_at_end", "write_report"]

@@ -1,0 +1,42 @@
+"""Which page a set of folders gets, assembled from the page modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrun.report import compare_page, load_page, run_page
+from agentrun.report.html import render
+from agentrun.report.sources import Kind, read_compare, read_load, read_run
+
+
+def build(kind: Kind, paths: list[Path], out_dir: Path) -> str:
+    if kind == "run" and len(paths) == 1:
+        run = read_run(paths[0])
+        r = run.result
+        title = f"{r.task} · {r.mode} · {'passed' if r.passed else 'not passed'}"
+        return render(
+            "run.html.j2",
+            title=title,
+            plots=run_page.plots(run),
+            context={"kind": "run", **run_page.context(run, out_dir)},
+        )
+    if kind in ("run", "compare"):
+        groups = (
+            compare_page.groups_of_runs([read_run(p) for p in paths])
+            if kind == "run"
+            else compare_page.groups_of_compares([read_compare(p) for p in paths])
+        )
+        view = compare_page.view(groups, out_dir)
+        return render(
+            "compare.html.j2",
+            title=view["page_title"],
+            plots=compare_page.plots(groups),
+            context={"kind": "compare", **view},
+        )
+    loads = [read_load(p) for p in paths]
+    return render(
+        "load.html.j2",
+        title=load_page.title(loads),
+        plots=load_page.plots(loads),
+        context={"kind": "load", **load_page.context(loads)},
+    )

@@ -1,0 +1,125 @@
+"""Read results folders as they were written: a run, a compare, or a load.
+
+A run folder holds ``result.json`` (``RunResult``), ``trajectory.jsonl``, ``spans.jsonl`` and
+``workspace.patch``; a compare folder holds ``compare.json`` (``Comparison``) and one run folder
+per trial; a load folder holds ``load.json`` (see :mod:`agentrun.report.load`). Nothing here
+recomputes a figure a writer already recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from agentrun.compare import Comparison
+from agentrun.errors import UserError
+from agentrun.report.load import LoadFile
+from agentrun.runner import RunResult
+from agentrun.trajectory import read_trajectory
+
+Kind = Literal["run", "compare", "load"]
+KIND_FILES: dict[Kind, str] = {"run": "result.json", "compare": "compare.json", "load": "load.json"}
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    folder: Path
+    result: RunResult
+    events: list[dict[str, Any]]
+    spans: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CompareFolder:
+    folder: Path
+    comparison: Comparison
+    runs: list[RunFolder]
+
+
+@dataclass(frozen=True)
+class LoadFolder:
+    folder: Path
+    load: LoadFile
+
+
+def kind_of(path: Path) -> Kind:
+    """Which kind of results folder ``path`` is (a file inside one counts as its folder)."""
+    folder = path.parent if path.is_file() else path
+    for kind, name in KIND_FILES.items():
+        if (folder / name).is_file():
+            return kind
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder")
+    raise UserError(f"{folder}: not a results folder (no result.json, compare.json or load.json)")
+
+
+def folder_of(path: Path) -> Path:
+    return (path.parent if path.is_file() else path).resolve()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: cannot read it as JSON ({exc})") from None
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    try:
+        return read_trajectory(path)
+    except ValueError as exc:
+        raise UserError(f"{path}: not JSON lines ({exc})") from None
+
+
+def read_run(folder: Path) -> RunFolder:
+    folder = folder_of(folder)
+    try:
+        result = RunResult.model_validate(_read_json(folder / "result.json"))
+    except ValidationError as exc:
+        raise UserError(
+            f"{folder / 'result.json'}: not an agentrun result ({exc.error_count()} errors)"
+        ) from None
+    return RunFolder(
+        folder=folder,
+        result=result,
+        events=_read_jsonl(folder / "trajectory.jsonl"),
+        spans=_read_jsonl(folder / "spans.jsonl"),
+    )
+
+
+def _trial_folder(compare: Path, run: RunResult) -> Path:
+    """The trial's folder inside the compare folder (where compare puts it), else where it was."""
+    inside = compare / run.run_id
+    return inside if (inside / "result.json").is_file() else Path(run.results_path)
+
+
+def read_compare(folder: Path) -> CompareFolder:
+    folder = folder_of(folder)
+    try:
+        comparison = Comparison.model_validate(_read_json(folder / "compare.json"))
+    except ValidationError as exc:
+        raise UserError(
+            f"{folder / 'compare.json'}: not an agentrun comparison ({exc.error_count()} errors)"
+        ) from None
+    runs = []
+    for run in comparison.runs:
+        trial = _trial_folder(folder, run)
+        runs.append(read_run(trial) if (trial / "result.json").is_file() else RunFolder(trial, run, [], []))
+    return CompareFolder(folder=folder, comparison=comparison, runs=runs)
+
+
+def read_load(folder: Path) -> LoadFolder:
+    folder = folder_of(folder)
+    try:
+        load = LoadFile.model_validate(_read_json(folder / "load.json"))
+    except ValidationError as exc:
+        raise UserError(
+            f"{folder / 'load.json'}: does not follow the load.json schema ({exc.error_count()} errors)"
+        ) from None
+    return LoadFolder(folder=folder, load=load)

@@ -1,0 +1,85 @@
+"""The written page: self-contained, escaped, links relative, errors as one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from agentrun_testsupport import run_cli
+from report_fixtures import HOSTILE, write_load_folder, write_run_folder
+
+from agentrun.errors import UserError
+from agentrun.report import write_report
+
+
+def _figures(html: str) -> dict:
+    match = re.search(r'<script type="application/json" id="figures">(.*?)</script>', html, re.S)
+    assert match
+    return json.loads(match.group(1))
+
+
+def test_run_page_is_self_contained_and_escapes_model_text(tmp_path: Path) -> None:
+    write_run_folder(tmp_path / "run")
+    page = write_report([tmp_path / "run"])
+    assert page == (tmp_path / "run" / "report.html").resolve()
+    html = page.read_text()
+    assert (
+        "http://" not in html.replace("http://www.w3.org", "")
+        and "https://" not in html.split("plotly-gz")[0]
+    )
+    assert HOSTILE not in html  # the raw text is on the page, but only escaped
+    assert "&lt;/script&gt;&lt;script&gt;window.__owned" in html
+    assert html.count("<script") == 3  # figures, packed plotly.js, boot
+    figures = _figures(html)
+    assert set(figures) == {"run-timeline", "run-latency", "run-tokens", "run-tools", "run-tests"}
+    assert [len(t["x"]) for t in figures["run-timeline"]["data"]] == [3, 3, 3]
+    for href in re.findall(r'href="([^"]+)"', html):
+        assert (page.parent / href).exists(), href
+
+
+def test_several_runs_get_one_compare_page_with_relative_links(tmp_path: Path) -> None:
+    write_run_folder(tmp_path / "a", mode="direct")
+    write_run_folder(tmp_path / "b", mode="corrected", seed=1)
+    page = write_report([tmp_path / "a", tmp_path / "b"], out=tmp_path / "out" / "both.html")
+    html = page.read_text()
+    figures = _figures(html)
+    dots = figures["compare-dots"]["data"]
+    assert {t["name"] for t in dots} == {"direct", "corrected"}
+    assert sum(len(t["y"]) for t in dots) == 2 * 5  # two runs, five metrics
+    hrefs = re.findall(r'href="([^"]+)"', html)
+    assert "../a/trajectory.jsonl" in hrefs
+    assert all((page.parent / h).exists() for h in hrefs)
+
+
+def test_two_loads_overlay(tmp_path: Path) -> None:
+    write_load_folder(tmp_path / "a", 120, seed=1, label="A")
+    write_load_folder(tmp_path / "b", 80, seed=2, label="B")
+    html = write_report([tmp_path / "a", tmp_path / "b"], out=tmp_path).read_text()
+    cdf = _figures(html)["load-cdf"]["data"]
+    assert [t["name"] for t in cdf] == ["A", "A", "A", "B", "B", "B"]
+    assert len(cdf[0]["x"]) == 120  # fewer records than CDF points: every one drawn
+
+
+def test_mixed_or_unknown_folders_are_user_errors(tmp_path: Path) -> None:
+    write_run_folder(tmp_path / "run")
+    write_load_folder(tmp_path / "load", 10)
+    with pytest.raises(UserError, match="one kind"):
+        write_report([tmp_path / "run", tmp_path / "load"])
+    with pytest.raises(UserError, match="not a results folder"):
+        write_report([tmp_path])
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "load.json").write_text('{"schema": "agentrun.load/1"}')
+    with pytest.raises(UserError, match="schema"):
+        write_report([tmp_path / "bad"])
+
+
+def test_cli_bad_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = run_cli("report", str(tmp_path / "missing"), timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "no such file or folder" in proc.stderr
+    write_run_folder(tmp_path / "run")
+    proc = run_cli("report", str(tmp_path / "run"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"report: {(tmp_path / 'run' / 'report.html').resolve()}"
