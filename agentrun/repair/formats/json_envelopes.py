@@ -25,7 +25,7 @@ _TAGGED: tuple[tuple[str, str, str | None], ...] = (
     ("longcat", r"<longcat_tool_call>", "</longcat_tool_call>"),  # LongCat Flash
     ("granite_20b_fc", r"<function_call>", None),  # granite-20b-functioncalling
     ("phi4_mini", r"(?<![\w.])functools(?=\s*\[)", None),  # Phi-4-mini, FireFunction v2
-    ("gigachat3", r"function call(?:<\|role_sep\|>)?\s*(?=\{)", None),  # GigaChat 3
+    ("gigachat3", r"function call(?:<\|role_sep\|>)?\s*(?=\{\s*\"name\")", None),  # GigaChat 3
 )
 _OPEN_RE = {family: re.compile(pattern) for family, pattern, _ in _TAGGED}
 

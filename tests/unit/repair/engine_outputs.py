@@ -461,3 +461,353 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]]]] = [
         [("refresh", {})],
     ),
 ]
+
+KIMI = "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>"
+
+
+def _kimi(tool_id: str, args: str) -> str:
+    return f"<|tool_call_begin|>{tool_id} <|tool_call_argument_begin|>{args}<|tool_call_end|>"
+
+
+LLAMA3 = '{"name": "searchTool", "parameters": {"query": "test1"}}'
+CITY3 = {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}
+CITY3_JSON = (
+    '{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}}'
+)
+
+CASES += [
+    # --- Kimi K2 (vLLM test_kimi_k2_tool_parser.py)
+    (
+        "kimi_k2",
+        VT + "test_kimi_k2_tool_parser.py",
+        "I'll check. " + KIMI.format(_kimi("functions.get_weather:0", '{"city": "Beijing"}')),
+        [("get_weather", {"city": "Beijing"})],
+    ),
+    (
+        "kimi_k2",
+        VT + "test_kimi_k2_tool_parser.py",
+        "Multiple tasks. "
+        + KIMI.format(
+            _kimi("functions.get_weather:0", '{"city": "New York"}')
+            + _kimi("functions.get_news:1", '{"topic": "technology"}')
+            + _kimi("functions.send_email:2", '{"to": "user@example.com", "subject": "Daily Update"}')
+        ),
+        [
+            ("get_weather", {"city": "New York"}),
+            ("get_news", {"topic": "technology"}),
+            ("send_email", {"to": "user@example.com", "subject": "Daily Update"}),
+        ],
+    ),
+    (
+        "kimi_k2",
+        VT + "test_kimi_k2_tool_parser.py",
+        "Process HTML. " + KIMI.format(_kimi("functions.process_html:0", '{"html": "<div>content</div>"}')),
+        [("process_html", {"html": "<div>content</div>"})],
+    ),
+    (
+        "kimi_k2",
+        VT + "test_kimi_k2_tool_parser.py",
+        "Formatted. "
+        + KIMI.format(_kimi("functions.process_data:0", '{\n  "name": "test",\n  "value": 123\n}')),
+        [("process_data", {"name": "test", "value": 123})],
+    ),
+    (
+        "kimi_k2",
+        VT + "test_kimi_k2_tool_parser.py",
+        "No prefix. " + KIMI.format(_kimi("get_weather:0", '{"city": "Tokyo"}')),
+        [("get_weather", W)],
+    ),
+    (
+        "kimi_k2",
+        VT + "test_kimi_k2_tool_parser.py",
+        "Empty args. " + KIMI.format(_kimi("functions.test:0", "{}")),
+        [("test", {})],
+    ),
+    # --- GLM 4.5 / 4.7 (vLLM test_glm47_moe_tool_parser.py, test_glm4_moe_tool_parser.py)
+    (
+        "glm47",
+        VT + "test_glm47_moe_tool_parser.py",
+        "<tool_call>get_current_date</tool_call>",
+        [("get_current_date", {})],
+    ),
+    (
+        "glm47",
+        VT + "test_glm47_moe_tool_parser.py",
+        "<tool_call>get_current_date\n</tool_call>",
+        [("get_current_date", {})],
+    ),
+    (
+        "glm47",
+        VT + "test_glm47_moe_tool_parser.py",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>",
+        [("get_weather", {"city": "Beijing"})],
+    ),
+    (
+        "glm47",
+        VT + "test_glm47_moe_tool_parser.py",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>",
+        [("get_weather", {"city": "Beijing"})],
+    ),
+    (
+        "glm47",
+        VT + "test_glm47_moe_tool_parser.py",
+        "Checking.<tool_call>get_current_date</tool_call>",
+        [("get_current_date", {})],
+    ),
+    (
+        "glm47",
+        VT + "test_glm47_moe_tool_parser.py",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>"
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Shanghai</arg_value></tool_call>",
+        [("get_weather", {"city": "Beijing"}), ("get_weather", {"city": "Shanghai"})],
+    ),
+    (
+        "glm45",
+        VT + "test_glm4_moe_tool_parser.py",
+        "<tool_call>get_current_weather\n<arg_key>city</arg_key>\n<arg_value>Dallas</arg_value>\n<arg_key>state"
+        "</arg_key>\n<arg_value>TX</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>fahrenheit</arg_value>\n</tool_call>",
+        [("get_current_weather", CITY3)],
+    ),
+    # --- xLAM (vLLM test_xlam_tool_parser.py)
+    (
+        "xlam",
+        VT + "test_xlam_tool_parser.py",
+        "["
+        + CITY3_JSON
+        + ', {"name": "get_current_weather", "arguments": {"city": "Orlando", "state": "FL", "unit": '
+        '"fahrenheit"}}]',
+        [
+            ("get_current_weather", CITY3),
+            ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"}),
+        ],
+    ),
+    (
+        "xlam",
+        VT + "test_xlam_tool_parser.py",
+        "<think>I'll help you with that.</think>[" + CITY3_JSON + "]",
+        [("get_current_weather", CITY3)],
+    ),
+    (
+        "xlam",
+        VT + "test_xlam_tool_parser.py",
+        "I'll help you with that.\n```json\n[" + CITY3_JSON + "]\n```",
+        [("get_current_weather", CITY3)],
+    ),
+    (
+        "xlam",
+        VT + "test_xlam_tool_parser.py",
+        "I'll check the weather for you.[TOOL_CALLS][" + CITY3_JSON + "]",
+        [("get_current_weather", CITY3)],
+    ),
+    (
+        "xlam",
+        VT + "test_xlam_tool_parser.py",
+        "I'll help you check the weather.<tool_call>[" + CITY3_JSON + "]</tool_call>",
+        [("get_current_weather", CITY3)],
+    ),
+    # --- Llama 3 JSON (vLLM test_llama3_json_tool_parser.py)
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like to know more?',
+        [("getOpenIncidentsTool", {})],
+    ),
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        '{"name": "searchTool", "parameters": {"query": "test query", "limit": 10}}',
+        [("searchTool", {"query": "test query", "limit": 10})],
+    ),
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        LLAMA3 + '; {"name": "getOpenIncidentsTool", "parameters": {}}; '
+        '{"name": "searchTool", "parameters": {"query": "test2"}}',
+        [
+            ("searchTool", {"query": "test1"}),
+            ("getOpenIncidentsTool", {}),
+            ("searchTool", {"query": "test2"}),
+        ],
+    ),
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        '{"name": "searchTool", "parameters": {"query": "test {value} [complex]","nested": {"inner": "more {brackets}"}}}',
+        [("searchTool", {"query": "test {value} [complex]", "nested": {"inner": "more {brackets}"}})],
+    ),
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        '{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}',
+        [("parserTool", {"text": 'He said "Hello {world}"'})],
+    ),
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.',
+        [("searchTool", {"query": "test"})],
+    ),
+    (
+        "llama3_json",
+        VT + "test_llama3_json_tool_parser.py",
+        LLAMA3 + "\n" + '{"name": "getOpenIncidentsTool", "parameters": {}}',
+        [("searchTool", {"query": "test1"}), ("getOpenIncidentsTool", {})],
+    ),
+    (
+        "llama3_json",
+        "vLLM llama3_json (python_tag)",
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}',
+        [("get_weather", W)],
+    ),
+    # --- Hermes / Qwen 2.5 (vLLM test_hermes_tool_parser.py)
+    (
+        "hermes",
+        VT + "test_hermes_tool_parser.py",
+        '<tool_call>\n{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX", "unit": '
+        '"fahrenheit"}}\n</tool_call>',
+        [("get_current_weather", CITY3)],
+    ),
+    (
+        "hermes",
+        VT + "test_hermes_tool_parser.py",
+        "I'll check.\n<tool_call>\n" + CITY3_JSON + "\n</tool_call>\n<tool_call>\n"
+        '{"name": "get_current_weather", "arguments": {"city": "Orlando", "state": "FL", "unit": "fahrenheit"}}\n</tool_call>',
+        [
+            ("get_current_weather", CITY3),
+            ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"}),
+        ],
+    ),
+    (
+        "hermes",
+        VT + "test_hermes_tool_parser.py (end tag eaten as a stop string)",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo"}}\n',
+        [("get_weather", W)],
+    ),
+    # --- DeepSeek V3 / R1 and V3.1 (vLLM test_deepseekv3_tool_parser.py, test_deepseekv31_tool_parser.py)
+    (
+        "deepseek_v3",
+        VT + "test_deepseekv3_tool_parser.py",
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Tokyo"}\n```'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        [("get_weather", W)],
+    ),
+    (
+        "deepseek_v31",
+        VT + "test_deepseekv31_tool_parser.py",
+        'Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Tokyo"}'
+        '<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{"timezone": "Asia/Tokyo"}<｜tool▁call▁end｜>'
+        "<｜tool▁calls▁end｜>",
+        [("get_weather", W), ("get_time", {"timezone": "Asia/Tokyo"})],
+    ),
+    # --- Qwen3-Coder / Qwen3 XML (vLLM test_qwen3coder_tool_parser.py)
+    (
+        "qwen3_coder",
+        VT + "test_qwen3coder_tool_parser.py",
+        "<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n"
+        "</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>",
+        [("get_current_weather", CITY3)],
+    ),
+    (
+        "qwen3_coder",
+        VT + "test_qwen3coder_tool_parser.py (typed by schema)",
+        "Sure!\n<tool_call>\n<function=calculate_area>\n<parameter=shape>\nrectangle\n</parameter>\n<parameter=dimensions>\n"
+        '{"width": 10, "height": 20}\n</parameter>\n<parameter=precision>\n2\n</parameter>\n</function>\n</tool_call>',
+        [
+            (
+                "calculate_area",
+                {"shape": "rectangle", "dimensions": {"width": 10, "height": 20}, "precision": 2},
+            )
+        ],
+    ),
+    # --- Granite, InternLM2, Llama 4 pythonic, pythonic, MiniMax M2, DeepSeek V3.2 DSML
+    (
+        "granite",
+        VT + "test_granite_tool_parser.py",
+        '<|tool_call|>[{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX", "unit": '
+        '"fahrenheit"}}]',
+        [("get_current_weather", CITY3)],
+    ),
+    (
+        "internlm2",
+        VT + "test_internlm2_tool_parser.py",
+        'Sure.<|action_start|><|plugin|>\n{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>',
+        [("get_weather", W)],
+    ),
+    (
+        "llama4_pythonic",
+        VT + "test_llama4_pythonic_tool_parser.py",
+        "<|python_start|>[get_weather(city='San Francisco', metric='celsius'), get_weather()]<|python_end|>",
+        [("get_weather", {"city": "San Francisco", "metric": "celsius"}), ("get_weather", {})],
+    ),
+    (
+        "pythonic",
+        VT + "test_pythonic_tool_parser.py",
+        "[register_user(name='John Doe', age=37, address={'city': 'San Francisco', 'state': 'CA'}, role=None, "
+        "passed_test=True, aliases=['John', 'Johnny'])]",
+        [
+            (
+                "register_user",
+                {
+                    "name": "John Doe",
+                    "age": 37,
+                    "address": {"city": "San Francisco", "state": "CA"},
+                    "role": None,
+                    "passed_test": True,
+                    "aliases": ["John", "Johnny"],
+                },
+            )
+        ],
+    ),
+    (
+        "pythonic",
+        VT + "test_pythonic_tool_parser.py",
+        "[get_weather(city='Martha\\'s Vineyard', metric='\\\"cool units\\\"')]",
+        [("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})],
+    ),
+    (
+        "pythonic",
+        VT + "test_pythonic_tool_parser.py",
+        "[do_something_cool(additional_data={})]",
+        [("do_something_cool", {"additional_data": {}})],
+    ),
+    (
+        "minimax_m2",
+        VT + "test_minimax_m2_tool_parser.py",
+        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo</parameter>\n</invoke>\n'
+        '<invoke name="get_time">\n<parameter name="timezone">Asia/Tokyo</parameter>\n</invoke>\n</minimax:tool_call>',
+        [("get_weather", W), ("get_time", {"timezone": "Asia/Tokyo"})],
+    ),
+    (
+        "deepseek_v32",
+        VT + "test_deepseekv32_tool_parser.py",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Tokyo'
+        '</｜DSML｜parameter>\n<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+        "</｜DSML｜function_calls>",
+        [("get_weather", {"city": "Tokyo", "days": 3})],
+    ),
+    (
+        "lfm2",
+        VT + "test_lfm2_tool_parser.py",
+        '<|tool_call_start|>[get_weather(city="Tokyo"), get_time(timezone="Asia/Tokyo")]<|tool_call_end|>',
+        [("get_weather", W), ("get_time", {"timezone": "Asia/Tokyo"})],
+    ),
+    (
+        "granite_20b_fc",
+        VT + "test_granite_20b_fc_tool_parser.py",
+        '<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}\n<function_call> {"name": "get_time", '
+        '"arguments": {"timezone": "Asia/Tokyo"}}',
+        [("get_weather", W), ("get_time", {"timezone": "Asia/Tokyo"})],
+    ),
+    (
+        "functionary_v32",
+        "llama.cpp tests/test-chat.cpp (Functionary v3.2)",
+        '>>>get_weather\n{"city": "Tokyo"}',
+        [("get_weather", W)],
+    ),
+    (
+        "functionary_v31",
+        "llama.cpp tests/test-chat.cpp (Functionary v3.1 Llama 3.1)",
+        '<function=get_weather>{"city": "Tokyo"}</function>',
+        [("get_weather", W)],
+    ),
+]

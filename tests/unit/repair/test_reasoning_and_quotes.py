@@ -1,0 +1,79 @@
+"""Calls made inside reasoning are recovered as their own repair kind; calls only talked
+about (in the reasoning, in backticks, mid-sentence) never run; no body becomes ``{}``."""
+
+from __future__ import annotations
+
+from agentrun.repair import correct
+
+DSML = (
+    '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n'
+    '<｜DSML｜parameter name="path" string="true">app.py</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
+)
+HERMES = '<tool_call>{"name": "run_shell", "arguments": {"command": "ls"}}</tool_call>'
+
+
+def test_call_at_the_end_of_the_reasoning_field_is_recovered_as_reasoning_tool_call(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # DeepSeek V4 on vLLM: the DSML block lands in reasoning_content, content is empty
+    result = correct(reply("", reasoning="I need the file first.\n\n" + DSML), tools)
+    assert [(c.name, c.arguments) for c in result.calls] == [("read_file", {"path": "app.py"})]
+    assert result.counts().get("reasoning_tool_call") == 1 and "text_tool_call" not in result.counts()
+
+
+def test_call_before_think_close_in_content_is_recovered(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # Qwen3.5 / GLM without a reasoning parser: the call sits before </think>, nothing after it
+    result = correct(reply("Let me list the files.\n" + HERMES + "\n</think>"), tools)
+    assert [c.name for c in result.calls] == ["run_shell"]
+    assert "reasoning_tool_call" in result.counts()
+
+
+def test_call_quoted_in_reasoning_is_never_run(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    for reasoning in (
+        f"The format is {HERMES}, then I wait for the result.",  # mid-sentence
+        f"I could do this:\n{HERMES}\nBut first I should check the docs.",  # prose after it
+        f"Use `{HERMES}` to list files.",  # backticks
+    ):
+        result = correct(reply("", reasoning=reasoning), tools)
+        assert result.calls == () and result.rejected == (), reasoning
+
+
+def test_reasoning_is_not_searched_when_content_has_the_call(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    plan = '<tool_call>{"name": "run_shell", "arguments": {"command": "rm -rf build"}}</tool_call>'
+    result = correct(reply(HERMES, reasoning="Maybe:\n" + plan), tools)
+    assert [c.arguments for c in result.calls] == [{"command": "ls"}]
+
+
+def test_tool_syntax_discussed_in_content_is_never_run(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    for content in (
+        f"To list files the model replies with `{HERMES}` and waits.",
+        f"You could call {HERMES} to list files.",
+        'In Gemma 4 a call looks like `<|tool_call>call:run_shell{command:<|"|>ls<|"|>}<tool_call|>`.',
+    ):
+        result = correct(reply(content), tools)
+        assert result.calls == () and result.rejected == (), content
+        assert result.content == content
+
+
+def test_a_call_after_a_finished_sentence_still_runs(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # Hunyuan / Gemma 4 tests: "I will call the tool now. <tool_calls>[..]</tool_calls>"
+    result = correct(reply("I will list the files now. " + HERMES), tools)
+    assert [c.name for c in result.calls] == ["run_shell"]
+    assert result.content == "I will list the files now."
+
+
+def test_a_body_the_parser_cannot_read_is_never_run_as_empty_arguments(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    for content in (
+        "<tool_call>\n<function=run_shell>\nls -la\n</function>\n</tool_call>",  # no <parameter=..>
+        '<minimax:tool_call><invoke name="run_shell">ls -la</invoke></minimax:tool_call>',
+    ):
+        result = correct(reply(content), tools)
+        assert result.calls == (), content
+        assert [r.tool_name for r in result.rejected] == ["run_shell"], content
+    # GLM without <arg_key>: not even a GLM call, so it stays text
+    assert correct(reply("<tool_call>run_shell\nls -la</tool_call>"), tools).calls == ()
+
+
+def test_gpt_oss_builtin_tools_are_not_function_calls(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    for recipient in ("browser.search", "browser.open", "python", "container.exec"):
+        text = f'<|start|>assistant<|channel|>analysis to={recipient} <|constrain|>json<|message|>{{"q": "x"}}<|call|>'
+        result = correct(reply(text), tools)
+        assert result.calls == () and result.rejected == (), recipient
