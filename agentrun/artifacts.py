@@ -23,8 +23,11 @@ python_lines    their non-blank lines
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from pathlib import Path
+
+from agentrun.sandbox import hostfs
 
 _SKIP_DIRS = {
     ".git",
@@ -64,30 +67,22 @@ def measure_django(workspace: Path) -> dict[str, int]:
     }
 
 
-def _python_files(root: Path) -> Iterator[Path]:
-    if not root.is_dir():
-        return
-    for path in sorted(root.iterdir()):
-        if path.is_symlink():
-            continue
-        if path.is_dir():
-            if path.name not in _SKIP_DIRS and not path.name.endswith(".egg-info"):
-                yield from _python_files(path)
-        elif path.suffix == ".py":
-            yield path
-
-
 def _parse_all(root: Path) -> Iterator[tuple[Path, tuple[ast.Module | None, str]]]:
-    for path in _python_files(root):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    """Every ``.py`` file, read with ``hostfs.walk``: a symlink, FIFO or huge file the agent
+    planted (``models.py -> /etc/shadow``) is never opened on the host."""
+    for entry in hostfs.walk(
+        root,
+        skip_dir=lambda name: os.fsdecode(name) in _SKIP_DIRS or name.endswith(b".egg-info"),
+        want_file=lambda name: name.endswith(b".py"),
+        links=False,
+    ):
+        path = Path(os.fsdecode(entry.path))
+        text = entry.data.decode("utf-8", errors="replace")
         try:
             tree: ast.Module | None = ast.parse(text, filename=str(path))
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
-        yield path.relative_to(root), (tree, text)
+        yield path, (tree, text)
 
 
 def _in_module(path: Path, name: str) -> bool:
@@ -100,13 +95,19 @@ def _is_test_file(path: Path) -> bool:
 
 
 def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
+    """``a.b.c`` for a name, attribute chain or call of one; a loop, so a chain thousands of
+    attributes long in the agent's code cannot exhaust the host's recursion limit."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            return ".".join([node.id, *reversed(parts)])
+        else:
+            return ""
 
 
 def _is_abstract(cls: ast.ClassDef) -> bool:
@@ -195,5 +196,12 @@ def _admin_models(tree: ast.Module) -> set[str]:
             first = node.args[:1] if func.endswith("site.register") else node.args
             for arg in first:
                 items = arg.elts if isinstance(arg, ast.List | ast.Tuple) else [arg]
-                found.update(ast.unparse(item).rsplit(".", 1)[-1] for item in items)
+                found.update(_dotted(item).rsplit(".", 1)[-1] or _source(item) for item in items)
     return found
+
+
+def _source(node: ast.expr) -> str:
+    try:
+        return ast.unparse(node)
+    except RecursionError:  # nested thousands deep: still one distinct entry
+        return f"<expression at line {node.lineno}>"

@@ -1,22 +1,40 @@
-"""Grading: after the agent stops, run its own tests, then the hidden tests, in the sandbox.
+"""Grading: after the agent stops, run its own tests, then the hidden tests, out of its reach.
 
-Counts come from JUnit XML (never from parsing a test runner's text). The agent's own
-tests run first, before the hidden tests are copied in, so neither can see the other.
+::
+
+    agent container   stop_agent(): every process of the agent's uid SIGKILLed, checked gone
+                      workspace_archive(): /workspace as a tar (taken before its own tests run)
+                      own tests (``[agentrun] own_tests_command``), then stop_agent() again
+    verifier          a fresh container from the same image (``Sandbox.open_verifier``): the
+                      workspace unpacked, /tests root-owned, uid 1001; tests/test.sh runs, then
+                      whatever it left is killed before the reports are read
+
+Counts come from JUnit XML (never from a runner's text) and are checked (``judge``): the
+number of test cases must be the task's (``hidden_tests_count``, or the test functions when
+none are parametrized) and ``reward.txt`` must agree with them. A report that does not fit
+gets the verdict "invalid" and counts as all failed, never as a pass. What this cannot stop:
+the agent's code is imported by the hidden tests, in the verifier's own process.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import shlex
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
 from agentrun.errors import SandboxError
 from agentrun.messages import Tally
 from agentrun.sandbox import Sandbox
+from agentrun.sandbox.base import Verifier
 from agentrun.tasks import TaskSpec
+
+Verdict = Literal["graded", "invalid"]
 
 
 class Grade(BaseModel):
@@ -25,35 +43,108 @@ class Grade(BaseModel):
     hidden_tests: Tally
     own_tests: Tally
     reward: float | None = None
+    verdict: Verdict = "graded"
+    invalid_reason: str | None = None
     hidden_output_tail: str = ""
     own_output_tail: str = ""
 
 
+@dataclass(frozen=True)
+class HiddenRun:
+    """One run of the hidden tests: the judged tally and what it was judged from."""
+
+    tally: Tally
+    reward: float | None
+    verdict: Verdict
+    invalid_reason: str | None
+    output_tail: str
+    junit: bytes | None
+
+
+@dataclass(frozen=True)
+class JunitCounts:
+    passed: int
+    failed: int
+    total: int
+    collection_errors: int
+
+
 def parse_junit(xml_text: str | bytes) -> Tally:
     """Count test cases in a JUnit XML report: failed = failure or error; skipped are not passed."""
+    counts = count_junit(xml_text)
+    return Tally(passed=counts.passed, failed=counts.failed, total=counts.total)
+
+
+def count_junit(xml_text: str | bytes) -> JunitCounts:
+    """``parse_junit``'s counts, and how many cases are pytest's "collection failure" errors."""
     root = ET.fromstring(xml_text)
-    passed = failed = total = 0
+    passed = failed = total = collection = 0
     for case in root.iter("testcase"):
         total += 1
         tags = {child.tag for child in case}
         if tags & {"failure", "error"}:
             failed += 1
+            collection += any(
+                child.tag == "error" and child.get("message") == "collection failure" for child in case
+            )
         elif "skipped" not in tags:
             passed += 1
-    return Tally(passed=passed, failed=failed, total=total)
+    return JunitCounts(passed, failed, total, collection)
 
 
-def _read_tally(sandbox: Sandbox, path: str) -> Tally:
+def judge(
+    junit: bytes | None, reward: float | None, expected: int | None
+) -> tuple[Tally, Verdict, str | None]:
+    """The tally to record from a report, and whether the report can be believed.
+
+    No report, or nothing passed: every expected test failed (a broken workspace). Test modules
+    that did not import: their tests count as failed. Otherwise the report must hold exactly
+    the expected number of cases, and a reward file must say 1 exactly when all passed.
+    """
     try:
-        return parse_junit(sandbox.read_file(path))
-    except (SandboxError, FileNotFoundError, ET.ParseError, KeyError):
-        return Tally()
+        counts = count_junit(junit) if junit is not None else None
+    except ET.ParseError:
+        counts = None
+    if counts is None or counts.passed == 0:
+        failed = expected or (counts.total if counts else 0)
+        return Tally(passed=0, failed=failed, total=failed), "graded", None
+    invalid = Tally(passed=0, failed=expected or counts.total, total=expected or counts.total)
+    if expected is not None and counts.collection_errors:
+        if counts.passed >= expected:
+            return invalid, "invalid", f"{counts.passed} passed next to modules that failed to import"
+        return Tally(passed=counts.passed, failed=expected - counts.passed, total=expected), "graded", None
+    if expected is not None and counts.total != expected:
+        return invalid, "invalid", f"the JUnit report has {counts.total} test cases, the task has {expected}"
+    if reward is not None and (reward >= 1.0) != (counts.passed == counts.total):
+        reason = f"reward.txt says {reward:g} but the JUnit report has {counts.passed}/{counts.total} passed"
+        return invalid, "invalid", reason
+    return Tally(passed=counts.passed, failed=counts.failed, total=counts.total), "graded", None
 
 
-def _reward(sandbox: Sandbox) -> float | None:
+def expected_count(task: TaskSpec) -> int | None:
+    """``hidden_tests_count``, else the test functions in tests/ when none is parametrized."""
+    declared = task.config.agentrun.hidden_tests_count
+    if declared:
+        return declared
+    sources = [p.read_text(errors="replace") for p in _test_files(task.tests_dir)]
+    if any("parametrize" in text or "params=" in text for text in sources):
+        return None
+    return count_test_functions(task.tests_dir) or None
+
+
+def _read(box: Sandbox | Verifier, path: str, limit: int = 16_000_000) -> bytes | None:
     try:
-        return float(sandbox.read_file("/logs/verifier/reward.txt").decode().strip())
-    except (SandboxError, FileNotFoundError, ValueError, KeyError):
+        data = box.read_file(path)
+    except (SandboxError, FileNotFoundError, IsADirectoryError, KeyError):
+        return None
+    return data if len(data) <= limit else None
+
+
+def _reward(box: Verifier) -> float | None:
+    data = _read(box, "/logs/verifier/reward.txt", limit=1000)
+    try:
+        return float(data.decode().strip()) if data is not None else None
+    except (ValueError, UnicodeDecodeError):
         return None
 
 
@@ -68,25 +159,43 @@ def run_own_tests(task: TaskSpec, sandbox: Sandbox) -> tuple[Tally, str]:
         f"{settings.own_tests_command}",
         timeout=task.config.verifier.timeout_sec,
     )
-    return _read_tally(sandbox, settings.own_tests_junit), result.output[-4000:]
+    sandbox.stop_agent()  # what the tests started must not rewrite the report being read
+    data = _read(sandbox, settings.own_tests_junit)
+    with contextlib.suppress(ET.ParseError):
+        return (parse_junit(data) if data else Tally()), result.output[-4000:]
+    return Tally(), result.output[-4000:]
 
 
-def run_hidden_tests(task: TaskSpec, sandbox: Sandbox) -> tuple[Tally, float | None, str]:
-    """Copy the hidden tests to /tests and run ``tests/test.sh`` as Harbor does."""
-    sandbox.put_dir(task.tests_dir, "/tests")
+def run_hidden_tests(task: TaskSpec, sandbox: Sandbox, workspace: bytes | None = None) -> HiddenRun:
+    """Run ``tests/test.sh`` as Harbor does, in a fresh verifier container, and judge the report.
+
+    ``workspace``: a tar from ``workspace_archive``; by default the agent is stopped and its
+    workspace taken now.
+    """
+    if workspace is None:
+        sandbox.stop_agent()
+        workspace = sandbox.workspace_archive()
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in task.config.verifier.env.items())
-    result = sandbox.exec(f"{env} bash /tests/test.sh", timeout=task.config.verifier.timeout_sec)
-    tally = _read_tally(sandbox, task.config.agentrun.hidden_tests_junit)
-    if tally.total == 0:  # the runner died before reporting (e.g. no project to import): all failed
-        expected = task.config.agentrun.hidden_tests_count or count_test_functions(task.tests_dir)
-        tally = Tally(passed=0, failed=expected, total=expected)
-    return tally, _reward(sandbox), result.output[-4000:]
+    with contextlib.closing(sandbox.open_verifier(workspace)) as verifier:
+        verifier.put_dir(task.tests_dir, "/tests")
+        result = verifier.exec(f"{env} bash /tests/test.sh", timeout=task.config.verifier.timeout_sec)
+        verifier.stop_processes()
+        junit = _read(verifier, task.config.agentrun.hidden_tests_junit)
+        reward = _reward(verifier)
+    tally, verdict, reason = judge(junit, reward, expected_count(task))
+    return HiddenRun(
+        tally, reward if verdict == "graded" else 0.0, verdict, reason, result.output[-4000:], junit
+    )
+
+
+def _test_files(folder: Path) -> list[Path]:
+    return sorted({*folder.rglob("test_*.py"), *folder.rglob("*_test.py")})
 
 
 def count_test_functions(folder: Path) -> int:
     """``test_*`` functions and methods in ``test_*.py`` / ``*_test.py`` files (parameters not expanded)."""
     count = 0
-    for path in [*folder.rglob("test_*.py"), *folder.rglob("*_test.py")]:
+    for path in _test_files(folder):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
@@ -99,13 +208,17 @@ def count_test_functions(folder: Path) -> int:
 
 
 def grade(task: TaskSpec, sandbox: Sandbox) -> Grade:
-    """Own tests first, then the hidden tests."""
+    """Stop the agent, take its workspace, run its own tests, then the hidden tests elsewhere."""
+    sandbox.stop_agent()
+    workspace = sandbox.workspace_archive()
     own, own_tail = run_own_tests(task, sandbox)
-    hidden, reward, hidden_tail = run_hidden_tests(task, sandbox)
+    hidden = run_hidden_tests(task, sandbox, workspace)
     return Grade(
-        hidden_tests=hidden,
+        hidden_tests=hidden.tally,
         own_tests=own,
-        reward=reward,
-        hidden_output_tail=hidden_tail,
+        reward=hidden.reward,
+        verdict=hidden.verdict,
+        invalid_reason=hidden.invalid_reason,
+        hidden_output_tail=hidden.output_tail,
         own_output_tail=own_tail,
     )

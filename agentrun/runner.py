@@ -91,6 +91,8 @@ class RunResult(BaseModel):
     hidden_tests: Tally = Field(default_factory=Tally)
     own_tests: Tally = Field(default_factory=Tally)
     reward: float | None = None
+    verdict: Literal["not_graded", "graded", "invalid"] = "not_graded"
+    invalid_reason: str | None = Field(default=None, description="why the grade could not be believed")
     turns: int = 0
     requests: int = 0
     retries: int = 0
@@ -108,7 +110,8 @@ class RunResult(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return self.hidden_tests.total > 0 and self.hidden_tests.passed == self.hidden_tests.total
+        hidden = self.hidden_tests
+        return self.verdict != "invalid" and hidden.total > 0 and hidden.passed == hidden.total
 
 
 def new_run_id(task: str, mode: str) -> str:
@@ -392,4 +395,5 @@ def _grade_into(
         outcome.own_tests,
         outcome.reward,
     )
+    result.verdict, result.invalid_reason = outcome.verdict, outcome.invalid_reason
     trajectory.append("grading", grade=outcome)

@@ -307,8 +307,8 @@ def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
 def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     """Run a bash command in the workspace folder; returns its output (stdout and stderr) and exit code.
 
-    Long output keeps its beginning and end. Processes the command leaves running in the
-    background are stopped when it returns (start one with `setsid` to keep it running).
+    Long output keeps its beginning and end. Every process the command started is stopped
+    when it returns, background ones included: start a server and use it in the same command.
 
     Args:
         command: The bash command line to run.

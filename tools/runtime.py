@@ -14,6 +14,11 @@ dies on a bad request (it answers with error "runtime"), and stdout carries noth
 the protocol: anything a tool prints goes to stderr.
 
 Run it as ``python3 -I runtime.py``; it loads ``builtin.py`` from its own folder.
+
+With ``AGENTRUN_STOP_LEFTOVERS=1`` (the sandbox sets it) it SIGKILLs every other process of
+its uid when it starts and after every tool call: whatever a call started (``setsid -f``,
+``nohup``, ``set -m`` jobs, double forks, a fork bomb in its own process group) ends with the
+call, and a restarted runtime first ends what its dead predecessor's call left.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import contextlib
 import importlib.util
 import inspect
 import json
+import math
 import os
+import signal
 import sys
 import time
 from typing import Any, BinaryIO
@@ -99,6 +106,8 @@ def check_arguments(fn: Any, args: dict[str, Any]) -> str | None:
     except TypeError as exc:
         return f"{exc}; parameters: {', '.join(signature.parameters)}"
     for key, value in args.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"argument {key!r} must be a finite number, got {value}"
         accepts = _ACCEPTS.get(str(signature.parameters[key].annotation))
         wrong_bool = isinstance(value, bool) and bool not in (accepts or ())
         if accepts and (wrong_bool or not isinstance(value, accepts)):
@@ -128,18 +137,34 @@ def _reply(
     }
 
 
+def stop_leftovers() -> None:
+    """SIGKILL every process of this uid but this one, in one atomic ``kill(-1)``.
+
+    Only when ``AGENTRUN_STOP_LEFTOVERS=1`` and not as root: inside the sandbox the agent's uid
+    owns nothing else (the container's own process runs as another uid); anywhere else, or
+    as root, ``kill(-1)`` would take down far more than a call's leftovers.
+    """
+    if os.environ.get("AGENTRUN_STOP_LEFTOVERS") != "1" or os.getuid() == 0:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(-1, signal.SIGKILL)
+
+
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     builtin = _load_builtin()
     tools = {fn.__name__: fn for fn in builtin.TOOLS}
+    stop_leftovers()
     for line in stdin:
         if not line.strip():
             continue
         try:
             request = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             response = _reply(None, f"request is not valid JSON: {exc}", "runtime")
         else:
             response = handle(request, tools, builtin)
+            if isinstance(request, dict) and "tool" in request:
+                stop_leftovers()
         stdout.write((json.dumps(response) + "\n").encode())
 
 

@@ -19,6 +19,31 @@ class ExecResult:
     timed_out: bool = False
 
 
+class Verifier(Protocol):
+    """Where the hidden tests run: a fresh container from the agent's image with the agent's
+    workspace copied in, none of its processes, and a user the agent never was."""
+
+    def exec(self, command: str, *, timeout: float = 600.0) -> ExecResult:
+        """Run ``command`` with ``sh -c`` in /workspace as the verifier user."""
+        ...
+
+    def put_dir(self, src: Path, dest: str) -> None:
+        """Copy a host directory to ``dest`` (/tests: read-only for the verifier user)."""
+        ...
+
+    def read_file(self, path: str) -> bytes:
+        """Read a file (the JUnit report, the reward file)."""
+        ...
+
+    def stop_processes(self) -> None:
+        """Kill whatever the tests left running (before their reports are read)."""
+        ...
+
+    def close(self) -> None:
+        """Remove the container. Safe to call twice."""
+        ...
+
+
 class Sandbox(Protocol):
     """One isolated workspace for one run. Implementations need no inheritance."""
 
@@ -44,6 +69,20 @@ class Sandbox(Protocol):
 
     def diff(self) -> str:
         """The workspace patch from the initial commit to now (``git diff``)."""
+        ...
+
+    def stop_agent(self) -> None:
+        """Stop every process the agent started, whatever its session or group; check none is left.
+
+        The tool channel reopens on the next ``call``."""
+        ...
+
+    def workspace_archive(self) -> bytes:
+        """A tar of /workspace as it is now, taken through the engine (never unpacked on the host)."""
+        ...
+
+    def open_verifier(self, workspace: bytes) -> Verifier:
+        """Start a fresh verifier container with ``workspace`` (from ``workspace_archive``) in it."""
         ...
 
     def close(self) -> None:

@@ -14,7 +14,11 @@
 A tool call is one line each way over the exec's attached socket (well under a millisecond),
 not a `docker exec` per call (~50-70 ms); the channel itself is in ``channel.py``. The
 workspace is a host folder, so nothing is lost if the container dies; its git history lives
-beside it, out of the agent's reach (``workspace.py``).
+beside it, out of the agent's reach, and git never runs on it (``workspace.py``).
+
+The container's main process (tini, then ``sleep infinity``) runs as ``container.KEEPER_USER``,
+the tools as the agent's uid: so the runtime can ``kill(-1)`` every process of the agent after
+each call without stopping the container. Grading runs in a fresh container (``verifier.py``).
 """
 
 from __future__ import annotations
@@ -23,10 +27,8 @@ import atexit
 import contextlib
 import io
 import os
-import re
 import secrets
 import shutil
-import socket
 import tarfile
 import tempfile
 import threading
@@ -36,48 +38,29 @@ from types import TracebackType
 from typing import Any
 
 import docker
-import git
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from agentrun.errors import DockerUnavailable, SandboxError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
+from agentrun.sandbox import container as ct
+from agentrun.sandbox import hostfs
+from agentrun.sandbox.arguments import bound_arguments
 from agentrun.sandbox.base import ExecResult
-from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, split_frames
-from agentrun.sandbox.workspace import commit_all, diff_since, init_repo, open_repo
+from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
+from agentrun.sandbox.container import connect, prune
+from agentrun.sandbox.verifier import DockerVerifier
+from agentrun.sandbox.workspace import commit_all, diff_since, head, init_repo
+from agentrun.toolset import ArgumentError
 
-LABEL = "agentrun"
+__all__ = ["DockerSandbox", "connect", "prune"]
+
 TOOLS_MOUNT = "/opt/agentrun/tools"
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
-NOT_RUNNING = (
-    "Docker is not running: start it (e.g. `dockerd` or `systemctl start docker`) or set DOCKER_HOST"
-)
+DEFAULT_SHELL_TIMEOUT_MAX = 600.0
+FILE_TOOL_DEADLINE_S = 60.0  # a file tool (a search with a runaway regex) is stopped after this
+SHELL_GRACE_S = 15.0  # run_shell's own timeout kills first; the host waits this much longer
 _TOOL_ERRORS = {"parsing", "validation", "unknown_tool", "path", "not_found", "edit", "timeout", "permission"}
-
-
-def connect(timeout: int | None = 60) -> docker.DockerClient:
-    """A docker client for ``DOCKER_HOST`` (or the default socket), or ``DockerUnavailable``."""
-    try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-    except DockerException as exc:
-        raise DockerUnavailable(NOT_RUNNING) from exc
-    return client
-
-
-def prune(client: docker.DockerClient | None = None, *, run_id: str | None = None) -> int:
-    """Remove every container labelled ``agentrun`` (leftovers of crashed runs); return how many.
-
-    ``run_id`` limits it to one run's containers.
-    """
-    client = client or connect()
-    filters = [f"{LABEL}=1"] + ([f"{LABEL}.run_id={run_id}"] if run_id else [])
-    removed = 0
-    for container in client.containers.list(all=True, filters={"label": filters}):
-        with contextlib.suppress(NotFound):
-            container.remove(force=True)
-            removed += 1
-    return removed
 
 
 class DockerSandbox:
@@ -95,6 +78,10 @@ class DockerSandbox:
         self.git_dir = root / "git"
         self.user = user
         self.initial_commit = ""
+        self.image = ""
+        self.run_id = ""
+        self.limits: dict[str, Any] = {}
+        self.shell_timeout_max = DEFAULT_SHELL_TIMEOUT_MAX
         self._lock = threading.Lock()
         self._channel: Channel | None = None
         self._closed = False
@@ -123,7 +110,8 @@ class DockerSandbox:
         ``workspace`` (a host folder) is used as it is and kept after ``close``; by default a
         temporary one is made and removed with the rest of the run's host folder (``root``:
         logs, tests, git) unless ``keep_files``. ``root`` puts that host folder where the caller
-        wants it (e.g. inside a results folder) and keeps it. ``env`` adds environment variables.
+        wants it (e.g. inside a results folder) and keeps it. ``env`` adds environment variables;
+        ``AGENTRUN_SHELL_TIMEOUT_MAX`` there also caps ``run_shell``'s timeout on the host.
         """
         client = client or connect()
         try:
@@ -132,52 +120,24 @@ class DockerSandbox:
             raise DockerUnavailable(
                 f"sandbox image {image!r} is missing: build it with `agentrun sandbox build`"
             ) from None
-        if root is not None:
-            keep_files = True
-            root = Path(root).resolve()
-            root.mkdir(parents=True, exist_ok=True)
-        else:
-            root = Path(tempfile.mkdtemp(prefix=f"agentrun-{_slug(run_id)}-"))
+        keep_files = keep_files or root is not None
+        root = _make_root(root, run_id)
+        env = {
+            "AGENTRUN_SHELL_TIMEOUT_MAX": str(DEFAULT_SHELL_TIMEOUT_MAX),
+            **(env or {}),
+            "AGENTRUN_STOP_LEFTOVERS": "1",
+        }
+        limits = ct.locked_down(network=network, cpus=cpus, memory_mb=memory_mb, pids_limit=pids_limit)
         try:
             ws = Path(workspace).resolve() if workspace else root / "workspace"
-            uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
-            for folder in (ws, root / "logs", root / "tests"):
-                folder.mkdir(parents=True, exist_ok=True)
-            _copy_image_workspace(client, image, ws)
-            for folder in (ws, root / "logs"):
-                _chown_tree(folder, uid, gid)
-            (root / "tests").chmod(0o755)
-            container = client.containers.run(
-                image,
-                command=["sleep", "infinity"],
-                name=f"agentrun-{_slug(run_id)}-{secrets.token_hex(3)}",
-                detach=True,
-                init=True,
-                user=f"{uid}:{gid}",
-                working_dir="/workspace",
-                environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **(env or {})},
-                labels={LABEL: "1", f"{LABEL}.run_id": run_id, **(labels or {})},
-                network_mode="bridge" if network else "none",
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges"],
-                read_only=True,
-                tmpfs={"/tmp": "rw,nosuid,nodev,size=1g,mode=1777"},
-                pids_limit=pids_limit,
-                mem_limit=f"{memory_mb}m",
-                memswap_limit=f"{memory_mb}m",
-                nano_cpus=int(cpus * 1e9),
-                volumes={
-                    str(ws): {"bind": "/workspace", "mode": "rw"},
-                    str(root / "logs"): {"bind": "/logs", "mode": "rw"},
-                    str(root / "tests"): {"bind": "/tests", "mode": "ro"},
-                    str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
-                },
-            )
+            container, user = _run_container(client, image, run_id, root, ws, env, labels or {}, limits)
         except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
+            if not keep_files:
+                shutil.rmtree(root, ignore_errors=True)
             raise
-        sandbox = cls(client, container, root, ws, f"{uid}:{gid}")
-        sandbox._keep_root = keep_files
+        sandbox = cls(client, container, root, ws, user)
+        sandbox._keep_root, sandbox.image, sandbox.run_id, sandbox.limits = keep_files, image, run_id, limits
+        sandbox.shell_timeout_max = float(env["AGENTRUN_SHELL_TIMEOUT_MAX"])
         try:
             sandbox.initial_commit = init_repo(sandbox.git_dir, sandbox.workspace)
             sandbox._channel = sandbox._open_channel()
@@ -192,46 +152,48 @@ class DockerSandbox:
         return Channel(self.client.api, self.container.id, RUNTIME_CMD, user=self.user, workdir="/workspace")
 
     def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool over the open channel. A dead channel is restarted once, then ``SandboxError``."""
-        request = {"id": call_id, "tool": name, "args": arguments}
-        wait = arguments.get("timeout") if name == "run_shell" else None
-        deadline = max(wait if isinstance(wait, int | float) else 0.0, 120.0) + 30.0
+        """Run one tool over the open channel; never sent twice.
+
+        Arguments are bounded first (``arguments.py``). A runtime that dies or stops answering
+        fails this call (it may have run in part, so it is not sent again); the runtime is
+        restarted, which kills whatever the call left, and takes the next call.
+        """
+        try:
+            arguments = bound_arguments(name, arguments, shell_timeout_max=self.shell_timeout_max)
+        except ArgumentError as exc:
+            return ToolResult(call_id=call_id, name=name, output=str(exc), error=exc.kind)
+        deadline = arguments["timeout"] + SHELL_GRACE_S if name == "run_shell" else FILE_TOOL_DEADLINE_S
         with self._lock:
-            if self._closed:
-                raise SandboxError("the sandbox is closed")
-            for attempt in (1, 2):
-                channel = self._channel or self._restart_channel()
-                try:
-                    reply = channel.request(request, timeout=deadline)
-                    break
-                except ChannelTimeout:
-                    self._restart_channel()
-                    return ToolResult(
-                        call_id=call_id,
-                        name=name,
-                        output=f"the tool runtime did not answer within {deadline:g}s and was restarted",
-                        error="timeout",
-                    )
-                except ChannelClosed as exc:
-                    self._channel = None
-                    if attempt == 2:
-                        self._restart_channel()
-                        return ToolResult(
-                            call_id=call_id,
-                            name=name,
-                            output=f"the tool runtime died twice while running this call ({exc}); it was restarted",
-                            error="runtime",
-                        )
+            self._check_open()
+            channel = self._channel or self._restart_channel()
+            try:
+                reply = channel.request({"id": call_id, "tool": name, "args": arguments}, timeout=deadline)
+            except (ChannelTimeout, ChannelClosed) as exc:
+                return self._failed_call(call_id, name, exc, deadline)
         error = reply.get("error")
         return ToolResult(
             call_id=call_id,
             name=name,
             output=str(reply.get("output", "")),
             error=error if error in _TOOL_ERRORS or error is None else "runtime",
-            exit_code=reply.get("exit_code"),
+            exit_code=reply.get("exit_code") if isinstance(reply.get("exit_code"), int) else None,
             truncated=bool(reply.get("truncated")),
-            duration_s=float(reply.get("duration_s") or 0.0),
+            duration_s=_seconds(reply.get("duration_s")),
         )
+
+    def _failed_call(self, call_id: str, name: str, exc: Exception, deadline: float) -> ToolResult:
+        self._restart_channel()  # kills what the call left; a dead container raises SandboxError
+        if isinstance(exc, ChannelTimeout):
+            output = (
+                f"the call did not finish within {deadline:g}s and was stopped with every "
+                "process it started; the tool runtime was restarted"
+            )
+            return ToolResult(call_id=call_id, name=name, output=output, error="timeout")
+        output = (
+            f"the tool runtime died while running this call ({exc}); the call was not run again "
+            "(it may have done part of its work) and the runtime was restarted for the next call"
+        )
+        return ToolResult(call_id=call_id, name=name, output=output, error="runtime")
 
     def ping(self) -> float:
         """Round-trip one ping over the channel; return the seconds it took."""
@@ -241,10 +203,13 @@ class DockerSandbox:
             channel.request({"id": "ping", "op": "ping"}, timeout=30)
         return time.perf_counter() - started
 
-    def _restart_channel(self) -> Channel:
+    def _drop_channel(self) -> None:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
+
+    def _restart_channel(self) -> Channel:
+        self._drop_channel()
         self.container.reload()
         if self.container.status != "running":
             raise SandboxError(
@@ -262,27 +227,29 @@ class DockerSandbox:
     def exec(self, command: str, *, timeout: float = 600.0, user: str | None = None) -> ExecResult:
         """Run ``sh -c command`` in /workspace with a hard timeout (the ``timeout`` binary, then kill)."""
         self._check_open()
-        client = docker.from_env(timeout=int(timeout) + 60)  # the default 60 s would cut long runs
-        argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
-        started = time.perf_counter()
+        return ct.run_exec(self.container, command, timeout=timeout, user=user or self.user)
+
+    def stop_agent(self) -> None:
+        """Close the channel and SIGKILL every process of the agent's uid; check none is left."""
+        with self._lock:
+            self._check_open()
+            self._drop_channel()
+            ct.stop_user_processes(self.container, self.user)
+
+    def workspace_archive(self) -> bytes:
+        """/workspace as a tar, through the engine's archive API (the host never unpacks it)."""
+        self._check_open()
         try:
-            exec_id = client.api.exec_create(
-                self.container.id, argv, user=user or self.user, workdir="/workspace"
-            )
-            output = client.api.exec_start(exec_id, demux=False)
-            code = client.api.exec_inspect(exec_id)["ExitCode"]
+            stream, _ = self.container.get_archive("/workspace/.")
+            return b"".join(stream)
         except (APIError, DockerException) as exc:
-            raise SandboxError(f"exec in {self.container.name} failed: {exc}") from exc
-        finally:
-            client.close()
-        duration = time.perf_counter() - started
-        timed_out = code in (124, 137) and duration >= timeout
-        text = (output or b"").decode("utf-8", errors="replace")
-        return ExecResult(
-            exit_code=int(code if code is not None else -1),
-            output=text,
-            duration_s=duration,
-            timed_out=timed_out,
+            raise SandboxError(f"could not read /workspace of {self.container.name}: {exc}") from exc
+
+    def open_verifier(self, workspace: bytes) -> DockerVerifier:
+        """A fresh container from this one's image and limits, with ``workspace`` unpacked in it."""
+        self._check_open()
+        return DockerVerifier.start(
+            self.client, self.image, workspace, run_id=self.run_id, limits=self.limits
         )
 
     def _check_open(self) -> None:
@@ -304,74 +271,29 @@ class DockerSandbox:
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
             tar.add(src, arcname=".", filter=_anonymous)
-        # put_archive cannot see tmpfs mounts and the root filesystem is read-only, so the
-        # tar goes through an exec's stdin and is unpacked as the sandbox user.
-        code, output = self._exec_with_stdin(
-            ["sh", "-c", 'mkdir -p "$1" && tar -xf - -C "$1" --no-same-owner', "sh", dest], buffer.getvalue()
-        )
-        if code != 0:
-            raise SandboxError(f"could not copy {src} to {dest} in the sandbox: {output.strip()[:300]}")
-
-    def _exec_with_stdin(self, argv: list[str], data: bytes, timeout: float = 300) -> tuple[int, str]:
-        api = self.client.api
-        exec_id = api.exec_create(self.container.id, argv, stdin=True, user=self.user, workdir="/workspace")[
-            "Id"
-        ]
-        response = api.exec_start(exec_id, socket=True)
-        sock: socket.socket = getattr(response, "_sock", response)
-        try:
-            sock.settimeout(timeout)
-            sock.sendall(data)
-            sock.shutdown(socket.SHUT_WR)
-            received = bytearray()
-            while chunk := sock.recv(65536):
-                received += chunk
-        finally:
-            with contextlib.suppress(OSError):
-                response.close()
-            sock.close()
-        output = b"".join(payload for _, payload in split_frames(bytes(received))).decode(errors="replace")
-        return int(api.exec_inspect(exec_id)["ExitCode"] or 0), output
+        ct.untar_into(self.client.api, self.container.id, dest, buffer.getvalue(), user=self.user)
 
     def read_file(self, path: str) -> bytes:
         """Read a file as the container sees it (symlinks resolved inside the container, never on the host)."""
         self._check_open()
-        try:
-            stream, _ = self.container.get_archive(path)
-        except NotFound:  # maybe on a tmpfs, which the archive API cannot see
-            return self._cat(path)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.next()
-            if member is not None and member.issym():
-                return self._cat(path)
-            if member is None or not member.isfile():
-                raise IsADirectoryError(path) if member and member.isdir() else FileNotFoundError(path)
-            extracted = tar.extractfile(member)
-            assert extracted is not None
-            return extracted.read()
-
-    def _cat(self, path: str) -> bytes:
-        code, (out, err) = self.container.exec_run(["cat", "--", path], user=self.user, demux=True)
-        if code != 0:
-            raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
-        return out or b""
+        return ct.read_file(self.container, path, user=self.user)
 
     # --- git -----------------------------------------------------------------------------
 
-    @property
-    def repo(self) -> git.Repo:
-        """The workspace repository (git dir outside the workspace, work tree = the workspace)."""
-        return open_repo(self.git_dir, self.workspace)
+    def head(self) -> str | None:
+        """The sha of the workspace's last commit."""
+        return head(self.git_dir)
 
     def commit(self, message: str) -> str | None:
         """Commit everything in the workspace if it changed; return the new sha, or None."""
         with self._lock:
-            return commit_all(self.repo, message)
+            return commit_all(self.git_dir, self.workspace, message)
 
     def diff(self) -> str:
-        """The patch from the initial commit to the workspace as it is now (new files included)."""
+        """The patch from the initial commit to the workspace as it is now (recorded first if it changed)."""
         with self._lock:
-            return diff_since(self.repo, self.initial_commit)
+            commit_all(self.git_dir, self.workspace, "workspace at diff")
+            return diff_since(self.git_dir, self.initial_commit)
 
     # --- lifetime ------------------------------------------------------------------------
 
@@ -381,9 +303,7 @@ class DockerSandbox:
             return
         self._closed = True
         atexit.unregister(self.close)
-        if self._channel is not None:
-            self._channel.close()
-            self._channel = None
+        self._drop_channel()
         with contextlib.suppress(NotFound, APIError, DockerException):
             self.container.remove(force=True)
         if not self._keep_root:
@@ -401,38 +321,58 @@ class DockerSandbox:
 # --- helpers --------------------------------------------------------------------------------
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-.")[:40] or "run"
+def _seconds(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _make_root(root: Path | None, run_id: str) -> Path:
+    if root is None:
+        return Path(tempfile.mkdtemp(prefix=f"agentrun-{ct.slug(run_id)}-"))
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _run_container(
+    client: docker.DockerClient,
+    image: str,
+    run_id: str,
+    root: Path,
+    ws: Path,
+    env: dict[str, str],
+    labels: dict[str, str],
+    limits: dict[str, Any],
+) -> tuple[Any, str]:
+    """Fill the host folders, start the container; (container, the agent's "uid:gid")."""
+    uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
+    for folder in (ws, root / "logs", root / "tests"):
+        folder.mkdir(parents=True, exist_ok=True)
+    ct.copy_image_workspace(client, image, ws)
+    for folder in (ws, root / "logs"):
+        hostfs.chown_tree(folder, uid, gid)
+    (root / "tests").chmod(0o755)
+    container = client.containers.run(
+        image,
+        command=["sleep", "infinity"],
+        name=f"agentrun-{ct.slug(run_id)}-{secrets.token_hex(3)}",
+        detach=True,
+        user=ct.KEEPER_USER,
+        working_dir="/workspace",
+        environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
+        labels={ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, **labels},
+        tmpfs={"/tmp": ct.tmpfs_options("1g")},
+        volumes={
+            str(ws): {"bind": "/workspace", "mode": "rw"},
+            str(root / "logs"): {"bind": "/logs", "mode": "rw"},
+            str(root / "tests"): {"bind": "/tests", "mode": "ro"},
+            str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
+        },
+        **limits,
+    )
+    return container, f"{uid}:{gid}"
 
 
 def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = ""
     return info
-
-
-def _chown_tree(folder: Path, uid: int, gid: int) -> None:
-    if os.getuid() != 0:
-        return
-    for path in [folder, *folder.rglob("*")]:
-        os.lchown(path, uid, gid)
-
-
-def _copy_image_workspace(client: docker.DockerClient, image: str, dest: Path) -> None:
-    """Copy what the image holds in /workspace (starter files) into the host folder."""
-    container = client.api.create_container(image, command=["true"], labels={LABEL: "1"})
-    try:
-        stream, _ = client.api.get_archive(container["Id"], "/workspace")
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            members = []
-            for member in tar.getmembers():
-                parts = member.name.split("/", 1)
-                if len(parts) == 2 and parts[1]:
-                    member.name = parts[1]
-                    members.append(member)
-            if members:
-                tar.extractall(dest, members=members, filter="data")
-    except NotFound:
-        pass  # the image has no /workspace
-    finally:
-        client.api.remove_container(container["Id"], force=True)

@@ -2,81 +2,180 @@
 
 ::
 
-    <root>/git        git dir (GIT_DIR): the initial commit, then one commit per turn that changed files
-    <workspace>       work tree (GIT_WORK_TREE): the host folder bound to /workspace in the sandbox
+    <root>/git        a bare repository: the initial commit, then one commit per turn that changed files
+    <workspace>       the host folder bound to /workspace; git never sees it
 
-Every git command runs with the environment from ``git_env``: no system or global config,
-no hooks, no signing, no line-ending conversion, a fixed author. So nothing from the host's
-git setup (config, hooks, signing) runs or changes what is recorded.
-Callers hold their own lock; these functions do not.
+Git never runs on the workspace. A work tree is full of things git *executes* or *follows*
+when it finds them: a nested ``sub/.git/config`` with ``core.fsmonitor``, hooks, filter and
+diff drivers named in ``.gitattributes``, ``.gitmodules``, a ``.git`` file pointing elsewhere
+(reproduced: ``core.fsmonitor = touch /tmp/pwned`` ran as root on the host at the next
+``git add -A``). So the host reads the workspace itself (``hostfs.walk``: no symlink
+followed, no FIFO opened, ``.git`` entries never read) and hands the blobs to
+``git fast-import`` on a bare repository, which only writes objects; diffs are tree to tree.
+Every git command runs with an environment built from nothing and a fixed ``-c`` list
+(``git`` below), so neither the host's git setup nor anything in the repository's data can
+add a command, a hook or a pager.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
+import time
 from pathlib import Path
 
-import git
+from agentrun.errors import SandboxError
+from agentrun.sandbox import hostfs
 
-# Paths the initial commit and diff() leave out: caches and environments, not the agent's work.
-GIT_EXCLUDES = (
-    "__pycache__/\n*.pyc\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\n.venv/\nvenv/\n"
+# Left out of every commit and so of diff(): caches and environments, not the agent's work.
+EXCLUDED_DIRS = frozenset(
+    {b"__pycache__", b".pytest_cache", b".mypy_cache", b".ruff_cache", b"node_modules", b".venv", b"venv"}
+)
+AUTHOR = b"agentrun <agentrun@localhost>"
+# Belt and braces: the repository is bare and only our own plumbing runs, but none of git's
+# command-running settings may ever come from anywhere but this list.
+SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.untrackedCache=false",
+    "core.attributesFile=/dev/null",
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "diff.external=",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "submodule.recurse=false",
+    "protocol.allow=never",
+    "commit.gpgsign=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
 )
 
 
-def git_env(git_dir: Path, workspace: Path) -> dict[str, str]:
-    """The environment every git command on the workspace runs with."""
-    return {
-        "GIT_DIR": str(git_dir),
-        "GIT_WORK_TREE": str(workspace),
+def git(git_dir: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """Run one git command on the bare repository; its stdout, or ``SandboxError``."""
+    argv = ["git", "--no-pager", f"--git-dir={git_dir}"]
+    for setting in SAFE_CONFIG:
+        argv += ["-c", setting]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(git_dir),  # no ~/.gitconfig of the host user
+        "LC_ALL": "C",
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_COUNT": "4",
-        "GIT_CONFIG_KEY_0": "safe.directory",
-        "GIT_CONFIG_VALUE_0": str(workspace),
-        "GIT_CONFIG_KEY_1": "core.hooksPath",
-        "GIT_CONFIG_VALUE_1": os.devnull,
-        "GIT_CONFIG_KEY_2": "commit.gpgsign",
-        "GIT_CONFIG_VALUE_2": "false",
-        "GIT_CONFIG_KEY_3": "core.autocrlf",
-        "GIT_CONFIG_VALUE_3": "false",
-        "GIT_AUTHOR_NAME": "agentrun",
-        "GIT_AUTHOR_EMAIL": "agentrun@localhost",
-        "GIT_COMMITTER_NAME": "agentrun",
-        "GIT_COMMITTER_EMAIL": "agentrun@localhost",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
     }
-
-
-def open_repo(git_dir: Path, workspace: Path) -> git.Repo:
-    """The workspace repository (git dir outside the workspace, work tree = the workspace)."""
-    repo = git.Repo(git_dir)
-    repo.git.update_environment(**git_env(git_dir, workspace))
-    return repo
+    done = subprocess.run([*argv, *args], input=stdin, capture_output=True, env=env, check=False)
+    if done.returncode != 0:
+        problem = done.stderr.decode(errors="replace").strip()[-500:]
+        raise SandboxError(f"git {args[0]} failed in {git_dir}: {problem}")
+    return done.stdout
 
 
 def init_repo(git_dir: Path, workspace: Path) -> str:
-    """Create the git dir, commit the workspace as it is (empty or not); return that commit's sha."""
-    git.Repo.init(git_dir, bare=True, initial_branch="main")
-    (git_dir / "info").mkdir(exist_ok=True)
-    (git_dir / "info" / "exclude").write_text(GIT_EXCLUDES)
-    repo = open_repo(git_dir, workspace)
-    repo.git.config("core.bare", "false")
-    repo.git.config("core.worktree", str(workspace))
-    repo.git.add("-A")
-    repo.git.commit("--allow-empty", "-q", "-m", "initial workspace")
-    return str(repo.git.rev_parse("HEAD"))
+    """Create the bare repository and commit the workspace as it is (empty or not); return that sha."""
+    git(git_dir, "init", "--bare", "-q", "--template=", "--initial-branch=main", str(git_dir))
+    sha = commit_all(git_dir, workspace, "initial workspace", allow_empty=True)
+    assert sha is not None
+    return sha
 
 
-def commit_all(repo: git.Repo, message: str) -> str | None:
-    """Commit everything in the work tree if it changed; return the new sha, or None."""
-    repo.git.add("-A")
-    if not repo.git.status("--porcelain"):
+def head(git_dir: Path) -> str | None:
+    """The sha of the last commit, or None before the first."""
+    try:
+        return git(git_dir, "rev-parse", "--verify", "-q", "refs/heads/main").decode().strip() or None
+    except SandboxError:
         return None
-    repo.git.commit("-q", "-m", message)
-    return str(repo.git.rev_parse("HEAD"))
 
 
-def diff_since(repo: git.Repo, commit: str) -> str:
-    """The binary patch from ``commit`` to the work tree as it is now (new files included)."""
-    repo.git.add("-A")
-    return str(repo.git.diff("--cached", "--binary", commit))
+def commit_all(git_dir: Path, workspace: Path, message: str, *, allow_empty: bool = False) -> str | None:
+    """Commit the workspace as it is now if it differs from the last commit; return the new sha, or None."""
+    parent = head(git_dir)
+    before = _tree_of(git_dir, parent) if parent else {}
+    entries = list(
+        hostfs.walk(
+            workspace,
+            skip_dir=lambda name: name in EXCLUDED_DIRS or name.endswith(b".egg-info"),
+            want_file=lambda name: not name.endswith(b".pyc"),
+        )
+    )
+    after = {entry.path: (entry.mode, _blob_sha(entry.data)) for entry in entries}
+    if after == before and not (allow_empty and parent is None):
+        return None
+    stream = _fast_import_stream(entries, after, set(sha for _, sha in before.values()), parent, message)
+    git(git_dir, "fast-import", "--quiet", "--done", stdin=stream)
+    return head(git_dir)
+
+
+def diff_since(git_dir: Path, commit: str) -> str:
+    """The binary patch from ``commit`` to the last commit (trees only; no work tree is read)."""
+    return git(
+        git_dir, "diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", commit, "refs/heads/main"
+    ).decode("utf-8", errors="replace")
+
+
+def archive(git_dir: Path, commit: str = "refs/heads/main") -> bytes:
+    """A tar of ``commit``'s files (``git archive``): a workspace to restore or to grade."""
+    return git(git_dir, "archive", "--format=tar", commit)
+
+
+def _tree_of(git_dir: Path, commit: str) -> dict[bytes, tuple[int, str]]:
+    listing = git(git_dir, "ls-tree", "-r", "-z", "--full-tree", commit)
+    tree = {}
+    for record in listing.split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, _, sha = meta.split(b" ")
+            tree[path] = (int(mode, 8), sha.decode())
+    return tree
+
+
+def _blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _fast_import_stream(
+    entries: list[hostfs.Entry],
+    tree: dict[bytes, tuple[int, str]],
+    stored: set[str],
+    parent: str | None,
+    message: str,
+) -> bytes:
+    """One ``git fast-import`` commit holding exactly ``tree``; blobs not yet stored go inline."""
+    out = bytearray()
+    marks: dict[str, int] = {}
+    for entry in entries:
+        sha = tree[entry.path][1]
+        if sha not in stored and sha not in marks:
+            marks[sha] = len(marks) + 1
+            out += b"blob\nmark :%d\ndata %d\n%b\n" % (marks[sha], len(entry.data), entry.data)
+    text = message.encode("utf-8", errors="replace")
+    out += b"commit refs/heads/main\ncommitter %b %d +0000\n" % (AUTHOR, int(time.time()))
+    out += b"data %d\n%b\n" % (len(text), text)
+    if parent:
+        out += b"from %b\n" % parent.encode()
+    out += b"deleteall\n"
+    for path, (mode, sha) in sorted(tree.items()):
+        ref = b":%d" % marks[sha] if sha in marks else sha.encode()
+        out += b"M %o %b %b\n" % (mode, ref, _quote(path))
+    out += b"\ndone\n"
+    return bytes(out)
+
+
+def _quote(path: bytes) -> bytes:
+    """A path as fast-import reads it: C-style quoted when it holds a quote, backslash or control byte."""
+    if not any(byte < 0x20 or byte in b'"\\' for byte in path):
+        return path
+    escaped = bytearray(b'"')
+    for byte in path:
+        if byte in b'"\\':
+            escaped += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            escaped += b"\\%03o" % byte
+        else:
+            escaped.append(byte)
+    return bytes(escaped + b'"')

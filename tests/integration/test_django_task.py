@@ -89,9 +89,10 @@ def _solve(sandbox: DockerSandbox, task: TaskSpec) -> None:
     assert result.exit_code == 0, result.output
 
 
-def _failed_cases(sandbox: DockerSandbox, task: TaskSpec) -> list[tuple[str, str]]:
+def _failed_cases(junit: bytes | None) -> list[tuple[str, str]]:
     """(module, test name without parameters) of every failed or erroring hidden test."""
-    root = ET.fromstring(sandbox.read_file(task.config.agentrun.hidden_tests_junit))
+    assert junit is not None
+    root = ET.fromstring(junit)
     return [
         (case.get("classname", "").rsplit(".", 1)[-1], case.get("name", "").split("[", 1)[0])
         for case in root.iter("testcase")
@@ -141,8 +142,9 @@ def test_broken_variant_fails_the_tests_aimed_at_it(image: str, task: TaskSpec, 
     with _start(image, task, variant) as sandbox:
         _solve(sandbox, task)
         sandbox.put_dir(task.path / "broken" / variant, "/workspace")
-        hidden, reward, tail = grading.run_hidden_tests(task, sandbox)
-        failed = _failed_cases(sandbox, task)
+        run = grading.run_hidden_tests(task, sandbox)
+        hidden, reward, tail = run.tally, run.reward, run.output_tail
+        failed = _failed_cases(run.junit)
     failed_names = {name for _, name in failed}
     assert must_fail <= failed_names, (sorted(must_fail - failed_names), tail)
     assert {module for module, _ in failed} <= aimed_files, failed

@@ -121,7 +121,7 @@ def test_git_commit_only_when_changed(sandbox: DockerSandbox) -> None:
     sandbox.call("w", "write_file", {"path": "notes/new.txt", "content": "hello\n"})
     sha = sandbox.commit("turn")
     assert sha and len(sha) == 40 and sandbox.commit("again") is None
-    assert sandbox.repo.head.commit.hexsha == sha
+    assert sandbox.head() == sha
     patch = sandbox.diff()
     assert "+++ b/notes/new.txt" in patch and "+hello" in patch
     assert "starter.py" not in patch  # part of the initial commit

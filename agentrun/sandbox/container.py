@@ -1,0 +1,228 @@
+"""What the agent's container and the verifier's container share: the locked-down defaults,
+one-off execs, file reads through the engine API, and stopping every process of a user.
+
+Everything here goes through the Docker engine API (no host path is touched), so it works the
+same for a remote ``DOCKER_HOST``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import socket
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+
+from agentrun.errors import DockerUnavailable, SandboxError
+from agentrun.sandbox.base import ExecResult
+from agentrun.sandbox.channel import split_frames
+
+LABEL = "agentrun"
+# Runs the container's `sleep infinity` under tini: a uid the agent is not, so the agent
+# (and the runtime's `kill(-1)` after each call) can never stop the container's main process.
+KEEPER_USER = "65534:65534"
+MAX_READ_BYTES = 64 * 1024 * 1024  # a JUnit report or reward file larger than this is not a report
+NOT_RUNNING = (
+    "Docker is not running: start it (e.g. `dockerd` or `systemctl start docker`) or set DOCKER_HOST"
+)
+# Lists the live processes of the exec's own uid other than itself (pid, command), one per line;
+# zombies are left out (already dead, waiting for tini to reap them).
+_LIST_MINE = (
+    "import os\n"
+    "me = os.getpid()\n"
+    "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "    try:\n"
+    "        status = open(f'/proc/{pid}/status').read()\n"
+    "        uid = int(status.split('Uid:')[1].split()[0])\n"
+    "        state = status.split('State:')[1].split()[0]\n"
+    "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' ')[:80]\n"
+    "    except (OSError, IndexError, ValueError):\n"
+    "        continue\n"
+    "    if uid == os.getuid() and int(pid) not in (1, me) and state != 'Z':\n"
+    "        print(pid, cmd.decode(errors='replace'))\n"
+)
+
+
+def connect(timeout: int | None = 60) -> docker.DockerClient:
+    """A docker client for ``DOCKER_HOST`` (or the default socket), or ``DockerUnavailable``."""
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except DockerException as exc:
+        raise DockerUnavailable(NOT_RUNNING) from exc
+    return client
+
+
+def prune(client: docker.DockerClient | None = None, *, run_id: str | None = None) -> int:
+    """Remove every container labelled ``agentrun`` (leftovers of crashed runs); return how many.
+
+    ``run_id`` limits it to one run's containers.
+    """
+    client = client or connect()
+    filters = [f"{LABEL}=1"] + ([f"{LABEL}.run_id={run_id}"] if run_id else [])
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": filters}):
+        with contextlib.suppress(NotFound):
+            container.remove(force=True, v=True)
+            removed += 1
+    return removed
+
+
+def locked_down(*, network: bool, cpus: float, memory_mb: int, pids_limit: int) -> dict[str, Any]:
+    """``containers.run`` options every agentrun container gets: no network unless the task asks,
+    no capabilities, no privilege gain, read-only root, a small /tmp, pids/memory/CPU limits, tini."""
+    return {
+        "init": True,
+        "network_mode": "bridge" if network else "none",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "read_only": True,
+        "pids_limit": pids_limit,
+        "mem_limit": f"{memory_mb}m",
+        "memswap_limit": f"{memory_mb}m",
+        "nano_cpus": int(cpus * 1e9),
+    }
+
+
+def tmpfs_options(size: str, *, uid: int | None = None) -> str:
+    owner = f",uid={uid},gid={uid},mode=0755" if uid is not None else ",mode=1777"
+    return f"rw,nosuid,nodev,exec,size={size}{owner}"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-.")[:40] or "run"
+
+
+def run_exec(container: Any, command: str, *, timeout: float, user: str) -> ExecResult:
+    """Run ``sh -c command`` in /workspace with a hard timeout (the ``timeout`` binary, then kill)."""
+    client = docker.from_env(timeout=int(timeout) + 60)  # the default 60 s would cut long runs
+    argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
+    started = time.perf_counter()
+    try:
+        exec_id = client.api.exec_create(container.id, argv, user=user, workdir="/workspace")
+        output = client.api.exec_start(exec_id, demux=False)
+        code = client.api.exec_inspect(exec_id)["ExitCode"]
+    except (APIError, DockerException) as exc:
+        raise SandboxError(f"exec in {container.name} failed: {exc}") from exc
+    finally:
+        client.close()
+    duration = time.perf_counter() - started
+    return ExecResult(
+        exit_code=int(code if code is not None else -1),
+        output=(output or b"").decode("utf-8", errors="replace"),
+        duration_s=duration,
+        timed_out=code in (124, 137) and duration >= timeout,
+    )
+
+
+def exec_with_stdin(
+    api: Any, container_id: str, argv: list[str], data: bytes, *, user: str, timeout: float = 300
+) -> tuple[int, str]:
+    """Run ``argv`` with ``data`` on its stdin; (exit code, output)."""
+    exec_id = api.exec_create(container_id, argv, stdin=True, user=user, workdir="/")["Id"]
+    response = api.exec_start(exec_id, socket=True)
+    sock: socket.socket = getattr(response, "_sock", response)
+    try:
+        sock.settimeout(timeout)
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        received = bytearray()
+        while chunk := sock.recv(65536):
+            received += chunk
+    finally:
+        with contextlib.suppress(OSError):
+            response.close()
+        sock.close()
+    output = b"".join(payload for _, payload in split_frames(bytes(received))).decode(errors="replace")
+    return int(api.exec_inspect(exec_id)["ExitCode"] or 0), output
+
+
+def untar_into(api: Any, container_id: str, dest: str, tar: bytes, *, user: str) -> None:
+    """Unpack a tar inside the container as ``user`` (the archive API cannot see tmpfs mounts)."""
+    code, output = exec_with_stdin(
+        api,
+        container_id,
+        ["sh", "-c", 'mkdir -p "$1" && tar -xf - -C "$1" --no-same-owner', "sh", dest],
+        tar,
+        user=user,
+    )
+    if code != 0:
+        raise SandboxError(f"could not unpack into {dest} in the sandbox: {output.strip()[:300]}")
+
+
+def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ_BYTES) -> bytes:
+    """Read a file as the container sees it (symlinks resolved inside it, never on the host)."""
+    try:
+        stream, info = container.get_archive(path)
+    except NotFound:  # maybe on a tmpfs, which the archive API cannot see
+        return _cat(container, path, user, max_bytes)
+    if int(info.get("size", 0)) > max_bytes:
+        raise SandboxError(f"{path} is {info['size']} bytes, more than {max_bytes} are not read")
+    data = bytearray()
+    for chunk in stream:
+        data += chunk
+        if len(data) > max_bytes + 1_000_000:
+            raise SandboxError(f"{path}: more than {max_bytes} bytes, not read")
+    with tarfile.open(fileobj=io.BytesIO(bytes(data))) as tar:
+        member = tar.next()
+        if member is not None and member.issym():
+            return _cat(container, path, user, max_bytes)
+        if member is None or not member.isfile():
+            raise IsADirectoryError(path) if member and member.isdir() else FileNotFoundError(path)
+        extracted = tar.extractfile(member)
+        assert extracted is not None
+        return extracted.read()
+
+
+def _cat(container: Any, path: str, user: str, max_bytes: int) -> bytes:
+    argv = ["head", "-c", str(max_bytes + 1), "--", path]
+    code, (out, err) = container.exec_run(argv, user=user, demux=True)
+    if code != 0:
+        raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
+    if len(out or b"") > max_bytes:
+        raise SandboxError(f"{path}: more than {max_bytes} bytes, not read")
+    return out or b""
+
+
+def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None:
+    """SIGKILL every process of ``user`` (whatever its session, group or parent), then check.
+
+    ``kill -9 -1`` run as that user reaches every process it may signal: all of its own uid
+    (a non-root user cannot signal others), in one atomic pass a fork bomb cannot outrun.
+    Raises ``SandboxError`` if any is still there after ``attempts`` passes.
+    """
+    left = ""
+    for _ in range(attempts):
+        container.exec_run(["sh", "-c", "kill -9 -1 2>/dev/null; true"], user=user)
+        code, output = container.exec_run(["python3", "-I", "-c", _LIST_MINE], user=user)
+        left = (output or b"").decode(errors="replace").strip()
+        if code == 0 and not left:
+            return
+        time.sleep(0.1)
+    raise SandboxError(f"processes of {user} in {container.name} survive SIGKILL: {left[:300]}")
+
+
+def copy_image_workspace(client: docker.DockerClient, image: str, dest: Path) -> None:
+    """Copy what the image holds in /workspace (starter files) into the host folder."""
+    container = client.api.create_container(image, command=["true"], labels={LABEL: "1"})
+    try:
+        stream, _ = client.api.get_archive(container["Id"], "/workspace")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            members = []
+            for member in tar.getmembers():
+                parts = member.name.split("/", 1)
+                if len(parts) == 2 and parts[1]:
+                    member.name = parts[1]
+                    members.append(member)
+            if members:
+                tar.extractall(dest, members=members, filter="data")
+    except NotFound:
+        pass  # the image has no /workspace
+    finally:
+        client.api.remove_container(container["Id"], force=True)

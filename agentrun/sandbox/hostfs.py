@@ -1,0 +1,160 @@
+"""Reading a folder the agent wrote, on the host, without following anything it planted there.
+
+The workspace is a host folder the agent controls completely. A host process (root, here)
+that walks it with ordinary path calls can be steered out of it: a symlink ``models.py ->
+/etc/shadow`` is read as if it were source, a directory swapped for a symlink between
+``listdir`` and ``open`` walks ``/root``, a FIFO named ``urls.py`` blocks the reader forever
+and a sparse 100 GB file fills its memory. ``walk`` avoids all of these:
+
+- every directory is opened relative to its parent's descriptor with ``O_NOFOLLOW |
+  O_DIRECTORY`` and every file with ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``-ed: what is
+  read is what was listed, never a symlink's target (a symlink is reported as its target
+  *text*);
+- only regular files are read, each up to ``MAX_FILE_BYTES``; FIFOs, sockets and devices are
+  skipped, and so is anything deeper than ``MAX_DEPTH`` or past ``MAX_ENTRIES``;
+- names git gives meaning to (``.git`` in any case, as a file, folder or link) are never
+  reported, so a nested repository's config, hooks or ``gitdir:`` pointer are never seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FILE_BYTES = 50 * 1024 * 1024  # bigger files are left out (a sparse file can claim any size)
+MAX_DEPTH = 100
+MAX_ENTRIES = 200_000
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file or symlink: ``path`` relative to the root, '/'-separated, as bytes (any name)."""
+
+    path: bytes
+    mode: int  # git's: 0o100644, 0o100755 or 0o120000
+    data: bytes  # the file's content, or the symlink's target
+
+    @property
+    def is_link(self) -> bool:
+        return self.mode == 0o120000
+
+
+def is_git_name(name: bytes) -> bool:
+    """``.git`` and what a case-insensitive or NTFS-like filesystem would take for it."""
+    return name.lower().rstrip(b". ") in (b".git", b"git~1")
+
+
+def walk(
+    root: Path,
+    *,
+    skip_dir: Callable[[bytes], bool] = lambda _name: False,
+    want_file: Callable[[bytes], bool] = lambda _name: True,
+    links: bool = True,
+) -> Iterator[Entry]:
+    """Every regular file (and, with ``links``, symlink) under ``root``, sorted by path.
+
+    ``skip_dir`` and ``want_file`` see bare names; a file ``want_file`` refuses is not opened.
+    """
+    try:
+        top = os.open(root, _OPEN_DIR)
+    except OSError:
+        return
+    seen = [0]
+    try:
+        yield from _walk_dir(top, b"", 0, seen, skip_dir, want_file, links)
+    finally:
+        os.close(top)
+
+
+def _walk_dir(
+    dir_fd: int,
+    prefix: bytes,
+    depth: int,
+    seen: list[int],
+    skip_dir: Callable[[bytes], bool],
+    want_file: Callable[[bytes], bool],
+    links: bool,
+) -> Iterator[Entry]:
+    try:
+        names = sorted(os.fsencode(name) for name in os.listdir(dir_fd))
+    except OSError:
+        return
+    for name in names:
+        seen[0] += 1
+        if seen[0] > MAX_ENTRIES or is_git_name(name):
+            continue
+        try:
+            info = os.lstat(name, dir_fd=dir_fd)
+        except OSError:
+            continue
+        path = prefix + name
+        if stat.S_ISDIR(info.st_mode):
+            if depth < MAX_DEPTH and not skip_dir(name):
+                yield from _descend(dir_fd, name, path + b"/", depth, seen, skip_dir, want_file, links)
+        elif stat.S_ISLNK(info.st_mode):
+            if links:
+                with contextlib.suppress(OSError):
+                    yield Entry(path, 0o120000, os.fsencode(os.readlink(name, dir_fd=dir_fd)))
+        elif stat.S_ISREG(info.st_mode) and want_file(name):
+            entry = _read_file(dir_fd, name, path)
+            if entry is not None:
+                yield entry
+
+
+def _descend(
+    dir_fd: int,
+    name: bytes,
+    prefix: bytes,
+    depth: int,
+    seen: list[int],
+    skip_dir: Callable[[bytes], bool],
+    want_file: Callable[[bytes], bool],
+    links: bool,
+) -> Iterator[Entry]:
+    try:
+        child = os.open(name, _OPEN_DIR, dir_fd=dir_fd)
+    except OSError:  # swapped for a symlink or removed since it was listed
+        return
+    try:
+        yield from _walk_dir(child, prefix, depth + 1, seen, skip_dir, want_file, links)
+    finally:
+        os.close(child)
+
+
+def _read_file(dir_fd: int, name: bytes, path: bytes) -> Entry | None:
+    try:
+        fd = os.open(name, _OPEN_FILE, dir_fd=dir_fd)
+    except OSError:  # a symlink now (ELOOP), or gone
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_FILE_BYTES:  # grew while being read
+            return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return Entry(path, 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644, b"".join(chunks))
+
+
+def chown_tree(folder: Path, uid: int, gid: int) -> None:
+    """Hand the folder to the agent's uid; ``fwalk`` with ``dir_fd`` never follows a symlink out."""
+    if os.getuid() != 0:
+        return
+    os.lchown(folder, uid, gid)
+    for _, dirnames, filenames, dir_fd in os.fwalk(folder):
+        for name in [*dirnames, *filenames]:
+            with contextlib.suppress(OSError):
+                os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)

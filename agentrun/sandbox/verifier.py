@@ -1,0 +1,136 @@
+"""The verifier's container: a fresh one from the agent's image, so grading meets none of the
+agent's processes (``setsid -f``, ``set -m`` jobs, ``nohup``, double forks) and none of its
+files outside /workspace.
+
+::
+
+    agent container ──get_archive(/workspace/.)──► host memory ──exec stdin──► verifier container
+                                                   (a tar, never unpacked here)  /workspace  tmpfs, uid 1001
+    task tests/ ──put_archive──► /tests   a volume, root-owned files: read-only for uid 1001
+                                 /logs    tmpfs, uid 1001: /logs/verifier/junit.xml, reward.txt
+
+The verifier user (uid 1001) is one the agent never was (it is uid 1000, or the host user).
+Only the engine API is used (no bind mount), so a remote engine works the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import secrets
+import tarfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+from docker.types import Mount
+
+from agentrun.errors import SandboxError
+from agentrun.sandbox import container as ct
+from agentrun.sandbox.base import ExecResult
+
+VERIFIER_UID = 1001
+VERIFIER_USER = f"{VERIFIER_UID}:{VERIFIER_UID}"
+
+
+class DockerVerifier:
+    """One grading container; implements ``agentrun.sandbox.Verifier``. Create with ``start``."""
+
+    def __init__(self, client: docker.DockerClient, container: Any) -> None:
+        self.client = client
+        self.container = container
+        self.user = VERIFIER_USER
+        self._closed = False
+
+    @classmethod
+    def start(
+        cls,
+        client: docker.DockerClient,
+        image: str,
+        workspace: bytes,
+        *,
+        run_id: str,
+        limits: dict[str, Any],
+        env: dict[str, str] | None = None,
+    ) -> DockerVerifier:
+        """Start the container (``limits``: ``container.locked_down`` options) and unpack ``workspace``."""
+        container = client.containers.run(
+            image,
+            command=["sleep", "infinity"],
+            name=f"agentrun-verify-{ct.slug(run_id)}-{secrets.token_hex(3)}",
+            detach=True,
+            user=ct.KEEPER_USER,
+            working_dir="/workspace",
+            environment={"HOME": "/tmp", **(env or {})},
+            labels={ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, f"{ct.LABEL}.role": "verifier"},
+            tmpfs={
+                "/tmp": ct.tmpfs_options("1g"),
+                "/workspace": ct.tmpfs_options("2g", uid=VERIFIER_UID),
+                "/logs": ct.tmpfs_options("256m", uid=VERIFIER_UID),
+            },
+            mounts=[Mount("/tests", None, type="volume", no_copy=True)],
+            **limits,
+        )
+        verifier = cls(client, container)
+        try:
+            ct.untar_into(client.api, container.id, "/workspace", workspace, user=VERIFIER_USER)
+        except BaseException:
+            verifier.close()
+            raise
+        return verifier
+
+    def exec(self, command: str, *, timeout: float = 600.0) -> ExecResult:
+        """Run ``sh -c command`` in /workspace as the verifier user, with a hard timeout."""
+        self._check_open()
+        return ct.run_exec(self.container, command, timeout=timeout, user=self.user)
+
+    def put_dir(self, src: Path, dest: str) -> None:
+        """Copy a host folder in; files under /tests are root's, so the tests cannot rewrite them."""
+        self._check_open()
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.add(src, arcname=".", filter=_root_owned)
+        if dest.rstrip("/") == "/tests":
+            try:
+                self.container.put_archive("/tests", buffer.getvalue())
+            except (APIError, DockerException) as exc:
+                raise SandboxError(f"could not copy {src} to /tests in the verifier: {exc}") from exc
+            return
+        ct.untar_into(self.client.api, self.container.id, dest, buffer.getvalue(), user=self.user)
+
+    def read_file(self, path: str) -> bytes:
+        self._check_open()
+        return ct.read_file(self.container, path, user=self.user)
+
+    def stop_processes(self) -> None:
+        """Kill what the tests left behind: a late writer must not change the reports being read."""
+        self._check_open()
+        ct.stop_user_processes(self.container, self.user)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(NotFound, APIError, DockerException):
+            self.container.remove(force=True, v=True)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError("the verifier is closed")
+
+    def __enter__(self) -> DockerVerifier:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mode = 0o755 if info.isdir() else (0o755 if info.mode & 0o111 else 0o644)
+    return info
