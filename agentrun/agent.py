@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import repair
-from agentrun.messages import Completion, Message, Mode, ParsedCall, RepairEvent, ToolResult, Usage
+from agentrun.messages import Attempt, Completion, Message, Mode, ParsedCall, RepairEvent, ToolResult, Usage
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.sandbox import Sandbox
@@ -69,6 +69,8 @@ class RunStats:
     repairs: Counter[str] = field(default_factory=Counter)
     usage: Usage = field(default_factory=Usage)
     completions: list[Completion] = field(default_factory=list)
+    retry_causes: Counter[str] = field(default_factory=Counter)
+    retry_usage: Usage = field(default_factory=Usage)  # what failed attempts cost; not in ``usage``
 
 
 class Agent:
@@ -198,16 +200,26 @@ class Agent:
                     messages, self.openai_tools, max_tokens=max_tokens, temperature=self.temperature
                 )
         except Exception as exc:
+            self._record_attempts(turn, getattr(exc, "attempts", ()))
             self.observer.request_finished(turn=turn, completion=None, repairs=(), error=exc)
             self.trajectory.append("request_error", turn=turn, error=f"{type(exc).__name__}: {exc}")
             raise
         self._server_delta = self._probe_delta(before)
+        self._record_attempts(turn, completion.attempts)
         self.stats.requests += 1
         self.stats.retries += completion.retries
         self.stats.usage = self.stats.usage + completion.usage
         self.stats.completions.append(completion)
         self.trajectory.append("response", turn=turn, completion=completion, server=self._server_delta)
         return completion
+
+    def _record_attempts(self, turn: int, attempts: Sequence[Attempt]) -> None:
+        """One ``retry`` line per failed attempt, with its cause and what the server spent on it."""
+        for attempt in attempts:
+            self.stats.retry_causes[attempt.cause] += 1
+            if attempt.usage is not None:
+                self.stats.retry_usage = self.stats.retry_usage + attempt.usage
+            self.trajectory.append("retry", turn=turn, attempt=attempt)
 
     def _correct(self, completion: Completion, max_tokens: int) -> repair.Correction:
         if self.mode == "direct":

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "agentrun.commands.serving",  # logstats, kv-replay, capacity
     "agentrun.commands.localmodel",  # local-model prepare | serve
     "agentrun.commands.report",  # report
+    "agentrun.commands.chaos",  # chaos-proxy
 )
 
 app = typer.Typer(

@@ -6,11 +6,17 @@
     ├── UserError                 bad input: the CLI prints one line and exits 2
     │   ├── TaskError             unknown task, invalid task.toml
     │   ├── ServerUnreachable     the model server cannot be reached
+    │   ├── EndpointRejected      the pre-flight check was refused: wrong key, URL or model,
+    │   │                         or not an OpenAI-compatible API at all
     │   └── DockerUnavailable     no Docker engine, or an image is missing
     ├── ModelAPIError             the model API refused a request (4xx other than 429),
-    │                             or transient failures outlasted the retry budget
+    │   │                         or transient failures outlasted the retry budget
+    │   └── DeadlineExceeded      the caller's deadline passed before the model answered
     ├── SandboxError              the sandbox broke (container died, channel closed)
     └── LimitReached              a run limit (turns, tokens, wall time) ended the loop
+
+Every message is scrubbed of registered secrets (``agentrun.secrets``) when the error is
+made, so a server that echoes the API key cannot put it on the console or in result.json.
 
 Errors *shown to the model* are not exceptions: a failed tool call becomes a
 ``ToolResult`` with ``error`` set to a ``ToolErrorKind`` and the run goes on.
@@ -18,7 +24,9 @@ Errors *shown to the model* are not exceptions: a failed tool call becomes a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from agentrun.secrets import scrub
 
 ToolErrorKind = Literal[
     "parsing",  # arguments were not valid JSON
@@ -35,7 +43,10 @@ ToolErrorKind = Literal[
 
 
 class AgentrunError(Exception):
-    """Base of every error agentrun raises on purpose."""
+    """Base of every error agentrun raises on purpose; its text is scrubbed of secrets."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(scrub(a) if isinstance(a, str) else a for a in args))
 
 
 class UserError(AgentrunError):
@@ -50,6 +61,10 @@ class ServerUnreachable(UserError):
     """The model server could not be reached at all."""
 
 
+class EndpointRejected(UserError):
+    """The model server refused the pre-flight check (bad key, wrong URL or model, an HTML page)."""
+
+
 class DockerUnavailable(UserError):
     """No Docker engine answered, or a needed image is missing."""
 
@@ -57,9 +72,16 @@ class DockerUnavailable(UserError):
 class ModelAPIError(AgentrunError):
     """The model API refused a request, or retries were exhausted."""
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status_code: int | None = None, attempts: tuple[Any, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.attempts = attempts  # the failed ``messages.Attempt``s of the request, with their causes
+
+
+class DeadlineExceeded(ModelAPIError):
+    """The caller's deadline (``complete(deadline=...)``) passed before the model answered."""
 
 
 class SandboxError(AgentrunError):

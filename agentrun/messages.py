@@ -120,6 +120,46 @@ class Timings(BaseModel):
     ttfvt_s: float | None = None
     e2e_s: float = 0.0
     decode_tps: float | None = None
+    attempt: int = Field(
+        default=1, description="which attempt of the request these timings measure (1: first)"
+    )
+    request_s: float | None = Field(
+        default=None,
+        description="from the first attempt's send to this one's end, retries and waits included",
+    )
+
+
+RetryCause = Literal[
+    "connect",  # no connection could be opened
+    "reset_before_response",  # the connection closed or reset before any response header
+    "reset_during_stream",  # the connection broke after the response began
+    "http_status",  # an HTTP 408 or 5xx answer
+    "rate_limited",  # HTTP 429 (its Retry-After honoured)
+    "incomplete_stream",  # the body ended without a finish_reason, or without [DONE] and usage
+    "invalid_sse",  # a data line that is not JSON
+    "stream_error",  # an error object inside a 200 stream (vLLM does this)
+    "timeout",  # no byte within the request timeout, or the caller's deadline passed
+]
+
+
+class Attempt(BaseModel):
+    """One failed try of a chat request and why it failed; the request was retried or given up."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attempt: int = Field(description="1 for the first try")
+    cause: RetryCause
+    detail: str = ""
+    status_code: int | None = None
+    retry_after_s: float | None = Field(default=None, description="the server's Retry-After, in seconds")
+    wait_s: float | None = Field(default=None, description="the wait before the next attempt; None: last")
+    started_at: float = Field(description="wall-clock epoch seconds when this attempt was sent")
+    elapsed_s: float = 0.0
+    ttft_s: float | None = None
+    chunks: int = Field(default=0, description="stream chunks received before it failed")
+    usage: Usage | None = Field(
+        default=None, description="usage the server reported for this failed attempt (not in the run's usage)"
+    )
 
 
 class Completion(BaseModel):
@@ -133,6 +173,20 @@ class Completion(BaseModel):
     response_id: str | None = None
     retries: int = 0
     max_tokens: int | None = None
+    attempts: tuple[Attempt, ...] = Field(default=(), description="the failed attempts before this one")
+    stream_end: Literal["done", "eof"] | None = Field(
+        default=None,
+        description="done: [DONE] came; eof: the body ended without it but with finish_reason and usage",
+    )
+
+    @property
+    def retry_usage(self) -> Usage:
+        """What the server reported spending on the failed attempts."""
+        total = Usage()
+        for attempt in self.attempts:
+            if attempt.usage is not None:
+                total = total + attempt.usage
+        return total
 
 
 class RepairEvent(BaseModel):

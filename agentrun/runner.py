@@ -25,6 +25,7 @@ from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.messages import Completion, Mode, Tally, Usage
 from agentrun.observer import NullObserver, RunObserver
+from agentrun.secrets import Scrubber
 from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, delta
 from agentrun.tasks import TaskSpec, load_task
@@ -42,6 +43,7 @@ class RunConfig(BaseModel):
     base_url: str | None = Field(default=None, description="None: the embedded replay model")
     model: str | None = None
     api_key: str = "EMPTY"
+    request_timeout: float = Field(default=600.0, gt=0, description="seconds an attempt may wait for a byte")
     temperature: float | None = None
     results_dir: Path = Path("results")
     seed: int = 0
@@ -96,6 +98,8 @@ class RunResult(BaseModel):
     turns: int = 0
     requests: int = 0
     retries: int = 0
+    retry_causes: dict[str, int] = Field(default_factory=dict)
+    retry_usage: Usage = Field(default_factory=Usage, description="spent on failed attempts; not in usage")
     reasks: int = 0
     tool_calls: ToolCallCounts = Field(default_factory=ToolCallCounts)
     usage: Usage = Field(default_factory=Usage)
@@ -173,6 +177,7 @@ def _apply_stats(result: RunResult, stats: RunStats) -> None:
         stats.reasks,
     )
     result.usage = stats.usage
+    result.retry_causes, result.retry_usage = dict(stats.retry_causes), stats.retry_usage
     result.tool_calls = ToolCallCounts(
         total=stats.tool_calls, ok=stats.tool_ok, failed=stats.tool_failed, repaired=dict(stats.repairs)
     )
@@ -299,7 +304,11 @@ def run_task(
             log(f"run {run_id}: {task.name}, {config.mode} mode, {label}")
             model = None
             if config.agent == "model":
-                model = stack.enter_context(OpenAIModel(base_url or "", model_name, api_key=config.api_key))
+                model = stack.enter_context(
+                    OpenAIModel(
+                        base_url or "", model_name, api_key=config.api_key, timeout=config.request_timeout
+                    )
+                )
                 _check_served(model, log)
             sandbox = stack.enter_context(
                 DockerSandbox.start(
@@ -375,7 +384,8 @@ def run_task(
         trajectory.append("run_end", result=result)
         trajectory.close()
         _write_atif(trajectory.path, run_dir / "trajectory.atif.json", log)
-        (run_dir / "result.json").write_text(result.model_dump_json(indent=2))
+        scrubbed = Scrubber([config.api_key]).data(result.model_dump(mode="json"))  # strings, before encoding
+        (run_dir / "result.json").write_text(json.dumps(scrubbed, indent=2, ensure_ascii=False))
     return result
 
 

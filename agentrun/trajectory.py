@@ -4,7 +4,8 @@ Every request, response, repair, tool call, tool result, timing and usage is one
 written and flushed as it happens, so a crash or Ctrl-C loses nothing already done. Each
 line carries the run id, the mode and a monotonic sequence number; field names follow
 ATIF (Harbor's trajectory format) where they have an equivalent (``step_id``, ``source``,
-``tool_calls``, ``observation``, ``metrics``).
+``tool_calls``, ``observation``, ``metrics``). Secrets (the API key and every registered
+one, see ``agentrun.secrets``) are scrubbed from each string before the line is encoded.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+from agentrun.secrets import Scrubber
 
 
 def _jsonable(value: Any) -> Any:
@@ -35,7 +38,7 @@ class Trajectory:
         self.path = path
         self.run_id = run_id
         self.mode = mode
-        self._secrets = [s for s in (secrets or []) if s and len(s) >= 4]
+        self._scrubber = Scrubber(secrets or ())
         self._seq = 0
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,11 +55,9 @@ class Trajectory:
                 "mode": self.mode,
                 "event": event,
             }
-            line.update(_jsonable(fields))
-            text = json.dumps(line, ensure_ascii=False)
-            for secret in self._secrets:
-                text = text.replace(secret, "***")
-            self._fh.write(text + "\n")
+            # scrubbed as strings, before encoding: an escaped key would slip past a replace on JSON
+            line.update(self._scrubber.data(_jsonable(fields)))
+            self._fh.write(json.dumps(line, ensure_ascii=False) + "\n")
             self._fh.flush()
 
     def close(self) -> None:

@@ -68,7 +68,9 @@ def summary_table(result: RunResult) -> Table:
         ("own tests", f"{result.own_tests.passed}/{result.own_tests.total} passed"),
         (
             "turns / requests",
-            f"{result.turns} / {result.requests} (retries {result.retries}, re-asks {result.reasks})",
+            f"{result.turns} / {result.requests} (retries {result.retries}"
+            + "".join(f", {k} {n}" for k, n in sorted(result.retry_causes.items()))
+            + f"; re-asks {result.reasks})",
         ),
         (
             "tool calls",
@@ -160,8 +162,13 @@ def register(app: typer.Typer) -> None:
             float, typer.Option(help="replay model: delay between tokens (s)")
         ] = 0.0,
         no_report: NoReport = False,
+        request_timeout: Annotated[
+            float, typer.Option(help="seconds a model request may wait for a byte before it is retried")
+        ] = 600.0,
     ) -> None:
         """Run one task in a Docker sandbox and grade it with its hidden tests."""
+        if not 0 < request_timeout <= 86_400:
+            raise UserError(f"--request-timeout must be between 0 and 86400 seconds, not {request_timeout}")
         if mode not in ("direct", "corrected"):
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
         if agent not in ("model", "oracle"):
@@ -184,6 +191,7 @@ def register(app: typer.Typer) -> None:
             capture_content=capture_content,
             replay_ttft=replay_ttft,
             replay_token_delay=replay_token_delay,
+            request_timeout=request_timeout,
         )
         _sigterm_as_interrupt()
         try:

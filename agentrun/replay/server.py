@@ -151,6 +151,10 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.server.owner._track(self.connection, add=True)
 
+    def handle(self) -> None:
+        with contextlib.suppress(ConnectionResetError):  # a client that reset an idle keep-alive connection
+            super().handle()
+
     def finish(self) -> None:
         try:
             super().finish()

@@ -8,41 +8,18 @@ tool definitions); Python span attributes cannot be structured, so each is a JSO
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry.util.types import AttributeValue
 
 from agentrun.messages import Completion, Message
-
-REDACTED = "[REDACTED]"
-_MIN_SECRET_LEN = 8  # shorter "keys" (EMPTY, dummy, x) guard nothing and would mangle text
-_CREDENTIAL_PATTERNS = (
-    (re.compile(r"(?i)\b(bearer|basic)\s+(?!\[REDACTED\])[A-Za-z0-9\-._~+/]{8,}=*"), r"\1 " + REDACTED),
-    (
-        re.compile(
-            r"(?i)((?:authorization|api[-_]?key)\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token)\s+)?+)"
-            r"(?!\[REDACTED\])[^\s\"',}]+"
-        ),
-        r"\1" + REDACTED,
-    ),
-)
+from agentrun.secrets import Scrubber
 
 
-class Redactor:
-    """Replaces configured secrets and credential-looking strings with ``[REDACTED]``."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        unique = {s for s in secrets if s and len(s) >= _MIN_SECRET_LEN}
-        self._secrets = sorted(unique, key=len, reverse=True)
-
-    def text(self, value: str) -> str:
-        for secret in self._secrets:
-            value = value.replace(secret, REDACTED)
-        for pattern, replacement in _CREDENTIAL_PATTERNS:
-            value = pattern.sub(replacement, value)
-        return value
+class Redactor(Scrubber):
+    """The run's secrets, every registered one and credential-looking strings, as ``[REDACTED]``
+    in span attributes (see ``agentrun.secrets``)."""
 
     def value(self, value: AttributeValue) -> AttributeValue:
         if isinstance(value, str):

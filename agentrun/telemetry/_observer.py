@@ -42,6 +42,7 @@ from opentelemetry.util.types import AttributeValue
 from agentrun.messages import Completion, Message, ParsedCall, RepairEvent, Tally, ToolResult
 from agentrun.observer import SpanIds
 from agentrun.telemetry import _content as content
+from agentrun.telemetry import _retries as retries
 from agentrun.telemetry._config import TelemetryConfig
 from agentrun.telemetry._export import JsonlSpanExporter, log, otlp_metric_exporter, otlp_span_exporter
 
@@ -278,6 +279,7 @@ class OTelObserver:
             return
         if completion is not None:
             self._record_completion(span, completion)
+        self._record_attempts(span, completion, error)
         self._record_repairs(span, repairs)
         self._set(span, {f"agentrun.server.{_metric_name(k)}": v for k, v in (server_delta or {}).items()})
         if error is not None:
@@ -308,12 +310,23 @@ class OTelObserver:
             "agentrun.decode_tps": timings.decode_tps,
             "agentrun.e2e_s": timings.e2e_s,
             "agentrun.retries": completion.retries,
+            "agentrun.attempt": timings.attempt,  # which attempt the timings and usage measure
+            "agentrun.stream_end": completion.stream_end,
         }
         if completion.max_tokens is not None:
             attributes[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = completion.max_tokens
         if self.config.capture_content:
             attributes[gen_ai.GEN_AI_OUTPUT_MESSAGES] = content.output_messages(completion)
         self._set(span, attributes)
+
+    def _record_attempts(
+        self, span: Span, completion: Completion | None, error: BaseException | None
+    ) -> None:
+        attempts = completion.attempts if completion is not None else getattr(error, "attempts", ())
+        for attempt in attempts:
+            attributes = self._attrs(retries.event_attributes(attempt))
+            span.add_event(retries.EVENT, attributes, timestamp=retries.event_time_ns(attempt))
+        self._set(span, retries.span_attributes(attempts, succeeded=completion is not None))
 
     def _record_repairs(self, span: Span, repairs: Sequence[RepairEvent]) -> None:
         counts = Counter(r.kind for r in repairs)

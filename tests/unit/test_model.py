@@ -23,7 +23,7 @@ def _assemble(chunks: list[dict[str, Any]]) -> Any:
     assembly = _Assembly(t0=0.0)
     for chunk in chunks:
         assembly.feed(chunk)
-    return assembly.completion(started_at=0.0, retries=0, max_tokens=None)
+    return assembly.completion(started_at=0.0, max_tokens=None)
 
 
 def test_interleaved_parallel_tool_calls_are_assembled_by_index() -> None:
@@ -121,3 +121,23 @@ def test_openai_model_is_a_model_client() -> None:
     with OpenAIModel("http://127.0.0.1:9/v1/", "m") as concrete:
         model: ModelClient = concrete
         assert model.base_url == "http://127.0.0.1:9/v1" and model.model == "m"
+
+
+def test_a_stream_is_complete_with_a_finish_and_either_done_or_usage() -> None:
+    def assembly(*, finish: bool, usage: bool, done: bool) -> Any:
+        a = _Assembly(t0=0.0)
+        a.feed(_chunk({"content": "x"}, "stop" if finish else None))
+        if usage:
+            a.feed({"id": "r1", "choices": [], "usage": {"prompt_tokens": 2, "completion_tokens": 1}})
+        a.done = done
+        return a
+
+    assert assembly(finish=True, usage=True, done=True).complete
+    assert assembly(finish=True, usage=False, done=True).complete  # a server that reports no usage
+    eof = assembly(finish=True, usage=True, done=False)
+    assert eof.complete and eof.completion(started_at=0.0, max_tokens=None).stream_end == "eof"
+    for broken in (
+        assembly(finish=True, usage=False, done=False),
+        assembly(finish=False, usage=True, done=True),
+    ):
+        assert not broken.complete and broken.incomplete().cause == "incomplete_stream"

@@ -634,3 +634,58 @@ def test_failed_stop_reason_marks_the_agent_span(tmp_path: Path, stop_reason: st
     (agent,) = memory.get_finished_spans()
     assert (agent.status.status_code is StatusCode.ERROR) is failed
     assert (agent.attributes or {}).get(error_attributes.ERROR_TYPE) == (stop_reason if failed else None)
+
+
+def test_each_failed_attempt_is_a_retry_event_with_its_cause(tmp_path: Path) -> None:
+    from agentrun.messages import Attempt
+
+    memory = InMemorySpanExporter()
+    config = TelemetryConfig.resolve(jsonl_path=tmp_path / "spans.jsonl", secrets=[API_KEY], env={})
+    observer = OTelObserver(config, task="t", mode="direct", model=MODEL, run_id="r", span_exporters=[memory])
+    now = time.time()
+    failed = (
+        Attempt(
+            attempt=1, cause="rate_limited", status_code=429, retry_after_s=2.0, wait_s=2.0, started_at=now
+        ),
+        Attempt(
+            attempt=2,
+            cause="incomplete_stream",
+            detail=f"echo: Bearer {API_KEY}",
+            started_at=now + 2,
+            elapsed_s=0.5,
+            chunks=12,
+            usage=Usage(prompt_tokens=100, completion_tokens=11, total_tokens=111),
+        ),
+    )
+    observer.request_started(turn=1, params={}, messages=[USER], tools=[])
+    observer.request_finished(
+        turn=1,
+        completion=completion(
+            retries=2, attempts=failed, timings=Timings(started_at=now, e2e_s=0.3, attempt=3)
+        ),
+        repairs=[],
+    )
+    observer.request_started(turn=2, params={}, messages=[USER], tools=[])
+    error = ModelAPIError("gave up", attempts=failed[:1])
+    observer.request_finished(turn=2, completion=None, repairs=[], error=error)
+    observer.run_finished(stop_reason="model_error")
+    observer.flush()
+    first, second = sorted(
+        (s for s in memory.get_finished_spans() if s.name.startswith("chat")), key=lambda s: s.start_time or 0
+    )
+    events = [e for e in first.events if e.name == "agentrun.retry"]
+    assert [(e.attributes or {})["agentrun.retry.cause"] for e in events] == [
+        "rate_limited",
+        "incomplete_stream",
+    ]
+    assert (events[0].attributes or {})["http.response.status_code"] == 429
+    assert (events[0].attributes or {})["agentrun.retry.retry_after_s"] == 2.0
+    assert events[1].timestamp == int((now + 2.5) * 1e9)
+    assert (events[1].attributes or {})["agentrun.retry.usage.output_tokens"] == 11
+    attributes = first.attributes or {}
+    assert attributes["http.request.resend_count"] == 2 and attributes["agentrun.attempt"] == 3
+    assert list(attributes["agentrun.retry.causes"]) == ["rate_limited", "incomplete_stream"]  # type: ignore[arg-type]
+    assert attributes["agentrun.retry_usage.output_tokens"] == 11
+    assert attributes[gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS] == 20  # the reply's own usage, unmixed
+    assert [e.name for e in second.events].count("agentrun.retry") == 1
+    assert API_KEY not in (tmp_path / "spans.jsonl").read_text()

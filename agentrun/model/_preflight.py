@@ -1,0 +1,83 @@
+"""The pre-flight check: is this an OpenAI-compatible server that takes our key and model?
+
+Run before any container starts, so a wrong key, URL or model name is one line and exit 2,
+not a sandbox started and graded 0. ``GET /models`` answers most of it; when a server has
+no such route, a one-token chat request tells whether chat itself is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import openai
+
+from agentrun.errors import EndpointRejected, ModelAPIError, ServerUnreachable
+from agentrun.model._failures import HINTS, NOT_OPENAI, is_html, refusal
+
+_REFUSED = frozenset(HINTS)  # 401, 403, 404: the user's input is wrong, no retry can help
+
+
+def list_models(
+    base_url: str, api_key: str = "EMPTY", *, client: openai.OpenAI | None = None, timeout: float = 5.0
+) -> list[str]:
+    """The model ids a server offers (``GET /models``).
+
+    ``ServerUnreachable`` when nothing answers; ``EndpointRejected`` for 401/403 or an HTML
+    page; ``ModelAPIError`` for any other refusal (a server may simply lack the route)."""
+    own = client is None
+    sdk = client or openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+    try:
+        response = sdk.get("/models", cast_to=httpx2.Response, options={"timeout": timeout})
+        return _model_ids(base_url, response)
+    except openai.APIConnectionError as exc:
+        cause = exc.__cause__ or exc
+        raise ServerUnreachable(
+            f"cannot reach the model server at {base_url}: {cause}; start it or pass --base-url"
+        ) from None
+    except openai.APIStatusError as exc:
+        message = refusal(base_url, "GET /models", exc)
+        if exc.status_code in (401, 403) or is_html(exc.response):
+            raise EndpointRejected(message) from None
+        raise ModelAPIError(message, status_code=exc.status_code) from None
+    finally:
+        if own:
+            sdk.close()
+
+
+def _model_ids(base_url: str, response: httpx2.Response) -> list[str]:
+    if is_html(response):
+        raise EndpointRejected(
+            f"model server at {base_url} answered GET /models with an HTML page: {NOT_OPENAI}"
+        )
+    try:
+        body: Any = response.json()
+    except ValueError:
+        raise EndpointRejected(
+            f"model server at {base_url} answered GET /models with something that is not JSON: {NOT_OPENAI}"
+        ) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise ModelAPIError(f"model server at {base_url} answered GET /models without a model list")
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+
+def check_chat(client: openai.OpenAI, base_url: str, model: str, *, timeout: float = 5.0) -> None:
+    """Send a one-token chat request; ``EndpointRejected`` when the server refuses it for a
+    reason the user must fix (key, URL, model, not an OpenAI API). Other failures pass: the
+    run's own retries deal with a server that is only busy."""
+    body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
+    try:
+        response = client.post(
+            "/chat/completions", cast_to=httpx2.Response, body=body, options={"timeout": timeout}
+        )
+    except openai.APIStatusError as exc:
+        if exc.status_code in _REFUSED or is_html(exc.response):
+            raise EndpointRejected(refusal(base_url, "a one-token chat request", exc)) from None
+        return
+    except openai.APIConnectionError:
+        return
+    if is_html(response):
+        raise EndpointRejected(
+            f"model server at {base_url} answered a chat request with an HTML page: {NOT_OPENAI}"
+        )

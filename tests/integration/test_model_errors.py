@@ -1,0 +1,167 @@
+"""What the user is told when a server refuses, and that an echoed API key is never repeated.
+
+``Refuser`` is a real HTTP server that answers each route with a fixed status and body;
+the body may quote the request's Authorization header, as some gateways' error pages do.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from agentrun.errors import EndpointRejected, ModelAPIError, UserError
+from agentrun.messages import Message
+from agentrun.model import OpenAIModel
+from agentrun.secrets import forms
+
+USER = [Message(role="user", content="hi")]
+NASTY_KEY = 'sk-"quoted\\back\\slash-\\u0041-9f3a'  # quotes, backslashes, a fake escape
+HTML = "<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>"
+
+
+class Refuser:
+    """``routes`` maps ``"GET /v1/models"`` / ``"POST /v1/chat/completions"`` to (status, kind),
+    kind ``json`` (an OpenAI error quoting the Authorization header), ``text`` (the header
+    raw in a plain-text body), ``html`` or ``models`` (a healthy model list)."""
+
+    def __init__(self, routes: dict[str, tuple[int, str]]) -> None:
+        self.routes, self.hits = routes, []  # type: ignore[var-annotated]
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self._answer()
+
+            def _answer(self) -> None:
+                key = f"{self.command} {self.path}"
+                outer.hits.append(key)
+                status, kind = outer.routes.get(key, (404, "json"))
+                auth = self.headers.get("Authorization", "")
+                body, ctype = {
+                    "json": (
+                        json.dumps({"error": {"message": f"denied for header {auth}"}}),
+                        "application/json",
+                    ),
+                    "text": (f"upstream said no; you sent Authorization: {auth}", "text/plain"),
+                    "html": (HTML, "text/html; charset=utf-8"),
+                    "models": (json.dumps({"object": "list", "data": [{"id": "m"}]}), "application/json"),
+                }[kind]
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> Refuser:
+        threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+MODELS_OK = {"GET /v1/models": (200, "models")}
+
+
+@pytest.fixture
+def model_for() -> Iterator[Any]:
+    made: list[OpenAIModel] = []
+
+    def make(server: Refuser, api_key: str = "sk-test-key-123456") -> OpenAIModel:
+        made.append(
+            OpenAIModel(server.base_url, "m", api_key=api_key, backoff_initial=0.01, backoff_max=0.02)
+        )
+        return made[-1]
+
+    yield make
+    for model in made:
+        model.close()
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_key_says_check_api_key_before_and_during_a_run(model_for: Any, status: int) -> None:
+    with Refuser(
+        {"GET /v1/models": (status, "json"), "POST /v1/chat/completions": (status, "json")}
+    ) as server:
+        model = model_for(server)
+        with pytest.raises(EndpointRejected) as pre:
+            model.check_reachable()
+        with pytest.raises(ModelAPIError) as during:
+            model.complete(USER, [])
+        assert server.hits.count("POST /v1/chat/completions") == 1  # no retry: waiting cannot fix a key
+    for message in (str(pre.value), str(during.value)):
+        assert f"HTTP {status}" in message and "check --api-key" in message
+    assert isinstance(pre.value, UserError) and during.value.status_code == status
+
+
+def test_a_wrong_url_or_model_says_check_base_url_and_model(model_for: Any) -> None:
+    with Refuser({}) as server:  # 404 with an OpenAI-style body everywhere
+        model = model_for(server)
+        with pytest.raises(EndpointRejected) as pre:
+            model.check_reachable()
+        assert server.hits == ["GET /v1/models", "POST /v1/chat/completions"]  # the one-token probe
+        with pytest.raises(ModelAPIError) as during:
+            model.complete(USER, [])
+    for message in (str(pre.value), str(during.value)):
+        assert "HTTP 404" in message and "check --base-url" in message and "--model" in message
+
+
+def test_a_server_without_models_route_but_working_chat_is_let_through(model_for: Any) -> None:
+    server = Refuser({"GET /v1/models": (404, "json"), "POST /v1/chat/completions": (200, "models")})
+    with server, pytest.raises(ModelAPIError) as info:
+        model_for(server).check_reachable()
+    assert not isinstance(info.value, UserError)  # the runner logs it and goes on
+
+
+@pytest.mark.parametrize("status", [200, 404])
+def test_an_html_page_is_not_an_openai_compatible_api(model_for: Any, status: int) -> None:
+    with Refuser(
+        {"GET /v1/models": (status, "html"), "POST /v1/chat/completions": (status, "html")}
+    ) as server:
+        model = model_for(server)
+        with pytest.raises(EndpointRejected) as pre:
+            model.check_reachable()
+        with pytest.raises(ModelAPIError) as during:
+            model.complete(USER, [])
+    for message in (str(pre.value), str(during.value)):
+        assert "not an OpenAI-compatible API" in message and "<html" not in message
+
+
+@pytest.mark.parametrize("kind", ["json", "text"])
+@pytest.mark.parametrize("status", [401, 500])
+def test_an_echoed_key_never_reaches_an_error_message(model_for: Any, kind: str, status: int) -> None:
+    with Refuser({**MODELS_OK, "POST /v1/chat/completions": (status, kind)}) as server:
+        model = OpenAIModel(server.base_url, "m", api_key=NASTY_KEY, max_attempts=2, backoff_initial=0.01)
+        with pytest.raises(ModelAPIError) as info:
+            model.complete(USER, [])
+        model.close()
+    text = str(info.value) + "".join(a.detail for a in info.value.attempts)
+    assert "[REDACTED]" in text  # the echo was there, and was scrubbed
+    assert not [f for f in forms(NASTY_KEY) if f in text]
+
+
+def test_a_key_no_http_header_can_carry_is_refused_without_repeating_it() -> None:
+    key = "sk-café-☃-secret"
+    with pytest.raises(UserError) as info:
+        OpenAIModel("http://127.0.0.1:9/v1", "m", api_key=key)
+    assert "--api-key" in str(info.value) and key not in str(info.value)

@@ -1,0 +1,59 @@
+"""Secrets are scrubbed from strings before encoding, in every form an echo may carry them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentrun import secrets
+from agentrun.errors import ModelAPIError
+from agentrun.secrets import REDACTED, Scrubber, forms
+from agentrun.trajectory import Trajectory
+
+KEYS = [
+    'sk-"quoted"-key-1234',
+    "sk-back\\slash\\key-1234",
+    "sk-ünïcødé-☃-key-1234",
+    'sk-all-"of\\them-é-\\u0041',
+]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_trajectory_line_holds_no_form_of_the_key(tmp_path, key: str) -> None:
+    path = tmp_path / "trajectory.jsonl"
+    traj = Trajectory(path, run_id="r", mode="direct", secrets=[key])
+    echoed = json.dumps({"headers": {"Authorization": f"Bearer {key}"}})  # a server quoting the request
+    traj.append("request_error", error=f"HTTP 401: {echoed}", raw=key, nested=[{key: key}])
+    traj.close()
+    text = path.read_text(encoding="utf-8")
+    assert not [f for f in forms(key) if f in text], text
+    assert REDACTED in text and json.loads(text)["event"] == "request_error"
+
+
+def test_every_form_is_found_and_the_longest_first() -> None:
+    key = 'sk-"q"\\é-1234'
+    scrub = Scrubber([key]).text
+    for form in forms(key):
+        assert scrub(f"<{form}>") == f"<{REDACTED}>"
+    assert json.dumps(key)[1:-1] in forms(key) and json.dumps(key, ensure_ascii=False)[1:-1] in forms(key)
+
+
+def test_placeholders_and_short_values_are_not_secrets() -> None:
+    scrub = Scrubber(["EMPTY", "dummy", "abc"]).text
+    assert scrub("EMPTY dummy abc") == "EMPTY dummy abc"
+
+
+def test_data_scrubs_keys_values_and_sequences_but_not_numbers() -> None:
+    got = Scrubber(["topsecret-1"]).data({"topsecret-1": ["a topsecret-1", ("topsecret-1",), 3, None]})
+    assert got == {REDACTED: [f"a {REDACTED}", [REDACTED], 3, None]}
+
+
+def test_a_registered_key_is_scrubbed_from_every_error_message() -> None:
+    secrets.register("sk-registered-in-process-42")
+    error = ModelAPIError('server said: "Authorization: Bearer sk-registered-in-process-42"')
+    assert "sk-registered-in-process-42" not in str(error) and REDACTED in str(error)
+
+
+def test_bearer_tokens_look_like_credentials_even_unregistered() -> None:
+    assert Scrubber().text("Authorization: Bearer abcdefgh12345") == f"Authorization: Bearer {REDACTED}"
