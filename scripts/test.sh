@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 if [ -x .ci/phoenix-setup.sh ]; then ./.ci/phoenix-setup.sh; fi
 # the real-model check (a ~5 min llama.cpp build and a 1.1 GB model, cached outside the checkout)
 if [ "${CI:-}" = true ] || [ "${AGENTRUN_LOCAL_MODEL_TESTS:-}" = 1 ]; then .venv/bin/agentrun local-model prepare; fi
+# the report's browser test opens pages in Debian's chromium (playwright drives it; its own download is not used)
+if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 # lint and types first: cheap, and a failure here says more than a test would
 .venv/bin/ruff check . && .venv/bin/ruff format --check agentrun tests bench && .venv/bin/mypy agentrun
 exec .venv/bin/python -m pytest "$@"

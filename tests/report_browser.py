@@ -1,0 +1,85 @@
+"""Open report pages in a real headless Chromium (Debian's ``chromium``) with playwright-python.
+
+Playwright's own browser download does not work here, so it launches the system browser through
+``executable_path``. Shared by tests/e2e/test_report_browser.py and bench/report_open.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+READY_TIMEOUT_MS = 60_000
+
+# Per plot: traces and how many points Plotly computed for each (gd.calcdata), and whether SVG
+# for every trace is in the DOM; per link: the file it points at.
+_INSPECT = """() => ({
+  ready: document.body.dataset.ready,
+  readyMs: window.reportReadyMs,
+  plots: Array.from(document.querySelectorAll('.plot')).map((gd) => ({
+    id: gd.id,
+    names: (gd.data || []).map((t) => t.name),
+    points: (gd.calcdata || []).map((trace) => trace.filter((p) => p && !Number.isNaN(p.x ?? p.y ?? 0)).length),
+    svgTraces: gd.querySelectorAll('.main-svg g.trace').length,
+  })),
+  links: Array.from(document.querySelectorAll('a[href]')).map((a) => a.href),
+})"""
+
+
+@dataclass
+class PageCheck:
+    ready: str
+    ready_ms: float | None
+    plots: dict[str, dict[str, Any]]
+    links: list[Path]
+    console_errors: list[str] = field(default_factory=list)
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("AGENTRUN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextlib.contextmanager
+def browser() -> Iterator[Any]:
+    """A headless Chromium; as root it needs --no-sandbox (its own sandbox cannot start)."""
+    from playwright.sync_api import sync_playwright
+
+    path = chromium_path()
+    assert path, "no chromium on PATH (apt-get install -y chromium)"
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=args, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_page(b: Any, html: Path, screenshot: Path | None = None, width: int = 1400) -> PageCheck:
+    """Load ``html`` from disk, wait until every figure is drawn, and report what the DOM holds."""
+    page = b.new_page(viewport={"width": width, "height": 1000})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    try:
+        page.goto(html.resolve().as_uri())
+        page.wait_for_function("document.body.dataset.ready !== '0'", timeout=READY_TIMEOUT_MS)
+        found = page.evaluate(_INSPECT)
+        if screenshot is not None:
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+    finally:
+        page.close()
+    return PageCheck(
+        ready=found["ready"],
+        ready_ms=found["readyMs"],
+        plots={p["id"]: p for p in found["plots"]},
+        links=[Path(unquote(urlparse(href).path)) for href in found["links"]],
+        console_errors=errors,
+    )
