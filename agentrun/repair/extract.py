@@ -14,6 +14,7 @@ import re
 from agentrun.repair.candidates import Found
 from agentrun.repair.envelopes import ENVELOPE_EXTRACTORS, WRAPPER_TOKENS
 from agentrun.repair.formats import FORMAT_EXTRACTORS, FORMAT_TOKENS
+from agentrun.repair.formats.harmony import split_harmony
 from agentrun.repair.loose import LOOSE_EXTRACTORS
 
 __all__ = ["emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
@@ -47,7 +48,8 @@ def _mid_sentence(text: str, start: int, end: int) -> bool:
     line_end = text.find("\n", end)
     after = text[end : line_end if line_end >= 0 else len(text)].strip()
     after = WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", after)).strip()
-    return bool(before) and not before.endswith((".", "!", "?", ":", ">", "]")) and bool(after)
+    # "you could call <tool_call>.. to list": the sentence runs on through the envelope
+    return bool(before) and (before[-1].isalnum() or before[-1] in "\"'(,") and bool(after)
 
 
 def quoted(text: str, start: int, end: int) -> bool:
@@ -77,7 +79,7 @@ def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
             span = (group[0].start, group[0].end)
             if not _overlaps(span, taken) and not _overlaps(span, code):
                 taken.append(span)
-                if not _in_inline_code(text, span[0]):
+                if not quoted(text, *span):
                     groups.append(group)
     return sorted(groups, key=lambda g: g[0].start)
 
@@ -134,8 +136,12 @@ def split_think(content: str | None) -> tuple[str | None, str]:
     """Split thinking that a server without a reasoning parser left in content: ``<think>..
     </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``.
 
-    Returns (visible content, reasoning text).
+    Returns (visible content, reasoning text). A raw gpt-oss harmony reply is split by channel.
     """
+    harmony = split_harmony(content) if content else None
+    if harmony is not None:
+        visible, thought = harmony
+        return visible.strip() or None, thought
     if not content or not any(tok in content for tok in _THINK_CLOSE):
         return content, ""
     m = _THINK_RE.match(content)

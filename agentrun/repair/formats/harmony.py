@@ -17,7 +17,7 @@ import re
 from agentrun.repair.candidates import Found
 from agentrun.repair.jsonfix import looks_cut_off
 
-__all__ = ["HARMONY_TOKENS", "extract_harmony"]
+__all__ = ["HARMONY_TOKENS", "extract_harmony", "split_harmony"]
 
 _MESSAGE_RE = re.compile(
     r"(?:<\|start\|>)?(?P<pre>[^<]*)<\|channel\|>(?P<header>[^<]*)"
@@ -49,3 +49,27 @@ def extract_harmony(text: str) -> list[Found]:
 
 def _whole_json(body: str) -> bool:
     return body.startswith(("{", "[")) and not looks_cut_off(body)
+
+
+def split_harmony(text: str) -> tuple[str, str] | None:
+    """(content, reasoning) of a raw harmony reply; None if ``text`` is not one.
+
+    ``analysis`` messages are the reasoning; ``final`` and ``commentary`` bodies are what the
+    user sees; messages addressed to a recipient stay as written, for ``extract_harmony``.
+    """
+    if "<|channel|>" not in text or "<|message|>" not in text:
+        return None
+    content: list[str] = []
+    reasoning: list[str] = []
+    pos = 0
+    for m in _MESSAGE_RE.finditer(text):
+        content.append(text[pos : m.start()])
+        pos = m.end()
+        if _RECIPIENT_RE.search(m.group("pre") + " " + m.group("header")):
+            content.append(m.group(0))
+        elif m.group("header").strip().startswith("analysis"):
+            reasoning.append(m.group("body"))
+        else:
+            content.append(m.group("body"))
+    content.append(text[pos:])
+    return "".join(content), "\n".join(reasoning)

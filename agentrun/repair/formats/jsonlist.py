@@ -98,6 +98,8 @@ def json_calls(
     what was wrong; a loose one only when ``guess`` and a call name is legible.
     """
     text = strip_fence(body).strip()
+    if re.fullmatch(r"\[\s*\]", text):
+        return []  # an empty list of calls: nothing was called (Phi-4-mini "functools[]")
     span = (start, end)
     got = _whole(text, span, family, strict, closed)
     if got:

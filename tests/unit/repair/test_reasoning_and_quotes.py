@@ -77,3 +77,25 @@ def test_gpt_oss_builtin_tools_are_not_function_calls(tools, reply) -> None:  # 
         text = f'<|start|>assistant<|channel|>analysis to={recipient} <|constrain|>json<|message|>{{"q": "x"}}<|call|>'
         result = correct(reply(text), tools)
         assert result.calls == () and result.rejected == (), recipient
+
+
+def test_raw_harmony_reply_is_split_into_answer_and_reasoning(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # gpt-oss through a server without the harmony parser: channels left in content
+    text = (
+        "<|channel|>analysis<|message|>The user wants a summary.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>All tests pass.<|return|>"
+    )
+    result = correct(reply(text), tools)
+    assert result.calls == () and result.content == "All tests pass."
+    assert result.reasoning == "The user wants a summary."
+
+
+def test_loose_json_in_the_middle_of_a_sentence_is_prose(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    text = 'The call {"name": "run_shell", "arguments": {"command": "ls"}} is what you would send.'
+    assert correct(reply(text), tools).calls == ()
+
+
+def test_an_empty_list_of_calls_is_no_call_and_no_rejection(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # vLLM test_phi4mini_tool_parser.py malformed input "functools[] This is just text"
+    result = correct(reply("functools[] This is just text"), tools)
+    assert result.calls == () and result.rejected == ()
