@@ -91,7 +91,7 @@ def _assembled(chunks: list[dict[str, Any]]) -> Message:
     assembly = _Assembly(t0=0.0)
     for chunk in chunks:
         assembly.feed(chunk)
-    return assembly.completion(started_at=0.0, retries=0, max_tokens=None).message
+    return assembly.completion(started_at=0.0, max_tokens=None).message
 
 
 def _view(c: Correction) -> tuple[Any, ...]:
