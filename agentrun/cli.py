@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "agentrun.commands.localmodel",  # local-model prepare | serve
     "agentrun.commands.report",  # report
     "agentrun.commands.chaos",  # chaos-proxy
+    "agentrun.commands.load",  # load (live | --replay), load compare
 )
 
 app = typer.Typer(

@@ -113,6 +113,7 @@ class Timings(BaseModel):
     ``ttft_s``: first output of any kind (reasoning, content or a tool-call delta).
     ``ttfvt_s``: first *visible* output (content or a tool-call delta), after reasoning.
     ``decode_tps``: completion tokens after the first, over the time after the first output.
+    ``itl_s``: the gaps between consecutive output chunks (inter-token latency as a distribution).
     """
 
     started_at: float = Field(description="wall-clock epoch seconds when the request was sent")
@@ -127,6 +128,7 @@ class Timings(BaseModel):
         default=None,
         description="from the first attempt's send to this one's end, retries and waits included",
     )
+    itl_s: list[float] = Field(default_factory=list)
 
 
 RetryCause = Literal[

@@ -61,6 +61,8 @@ class Assembly:
     ttfvt: float | None = None
     chunks: int = 0
     done: bool = False  # data: [DONE] was read
+    last_output: float = 0.0
+    gaps: list[float] = field(default_factory=list)  # between output chunks: the ITL distribution
 
     def feed(self, chunk: dict[str, Any]) -> None:
         self.chunks += 1
@@ -86,6 +88,9 @@ class Assembly:
                 now = time.perf_counter() - self.t0
                 if self.ttft is None:
                     self.ttft = now
+                else:
+                    self.gaps.append(round(now - self.last_output, 6))
+                self.last_output = now
                 if visible and self.ttfvt is None:
                     self.ttfvt = now
             if choice.get("finish_reason"):
@@ -159,6 +164,7 @@ class Assembly:
             decode_tps=tps,
             attempt=len(attempts) + 1,
             request_s=now - (self.t0 if request_t0 is None else request_t0),
+            itl_s=self.gaps,
         )
         return Completion(
             message=message,

@@ -10,6 +10,12 @@ server that emits both a current and a deprecated series is not counted twice.
 Values are summed over label sets (engines, ranks), optionally after keeping only the
 samples of one ``model_name``. A server without ``/metrics`` gives one warning and
 ``None`` snapshots: it never fails a run.
+
+SGLang (``--enable-metrics``) and llama.cpp (``llama-server --metrics``) name the same
+figures differently; their series follow vLLM's in each list. SGLang counts cached prompt
+tokens by ``cache_source`` (``device`` is its GPU radix cache, ``host`` the hierarchical CPU
+cache) and queries its cache with every prompt token, so its prompt-token counter stands in
+for the queries. llama.cpp reports no prefix-cache, preemption or speculative series.
 """
 
 from __future__ import annotations
@@ -35,16 +41,32 @@ def _s(name: str, **labels: str) -> Series:
 
 FIGURES: dict[str, tuple[Series, ...]] = {
     # counters: token counts (prefix caches count tokens, not blocks)
-    "prompt_tokens": (_s("vllm:prompt_tokens_total"),),
-    "generation_tokens": (_s("vllm:generation_tokens_total"),),
+    "prompt_tokens": (
+        _s("vllm:prompt_tokens_total"),
+        _s("sglang:prompt_tokens_total"),
+        _s("llamacpp:prompt_tokens_total"),
+    ),
+    "generation_tokens": (
+        _s("vllm:generation_tokens_total"),
+        _s("sglang:generation_tokens_total"),
+        _s("llamacpp:tokens_predicted_total"),
+    ),
     "prefix_cache_queries": (
         _s("vllm:prefix_cache_queries_total"),
         _s("vllm:gpu_prefix_cache_queries_total"),
+        _s("sglang:prompt_tokens_total"),
     ),
-    "prefix_cache_hits": (_s("vllm:prefix_cache_hits_total"), _s("vllm:gpu_prefix_cache_hits_total")),
+    "prefix_cache_hits": (
+        _s("vllm:prefix_cache_hits_total"),
+        _s("vllm:gpu_prefix_cache_hits_total"),
+        _s("sglang:cached_tokens_total", cache_source="device"),
+    ),
     "external_prefix_cache_queries": (_s("vllm:external_prefix_cache_queries_total"),),
-    "external_prefix_cache_hits": (_s("vllm:external_prefix_cache_hits_total"),),
-    "prompt_tokens_cached": (_s("vllm:prompt_tokens_cached_total"),),
+    "external_prefix_cache_hits": (
+        _s("vllm:external_prefix_cache_hits_total"),
+        _s("sglang:cached_tokens_total", cache_source="host"),
+    ),
+    "prompt_tokens_cached": (_s("vllm:prompt_tokens_cached_total"), _s("sglang:cached_tokens_total")),
     "num_preemptions": (_s("vllm:num_preemptions_total"),),
     "request_success": (_s("vllm:request_success_total"),),
     # KV offload connector: GPU -> CPU is "store", CPU -> GPU is "load"
@@ -69,12 +91,29 @@ FIGURES: dict[str, tuple[Series, ...]] = {
     "spec_decode_draft_tokens": (_s("vllm:spec_decode_num_draft_tokens_total"),),
     "spec_decode_accepted_tokens": (_s("vllm:spec_decode_num_accepted_tokens_total"),),
     # gauges: a delta reports the value after, not a difference
-    "num_requests_running": (_s("vllm:num_requests_running"),),
-    "num_requests_waiting": (_s("vllm:num_requests_waiting"),),
-    "kv_cache_usage_perc": (_s("vllm:kv_cache_usage_perc"), _s("vllm:gpu_cache_usage_perc")),
+    "num_requests_running": (
+        _s("vllm:num_requests_running"),
+        _s("sglang:num_running_reqs"),
+        _s("llamacpp:requests_processing"),
+    ),
+    "num_requests_waiting": (
+        _s("vllm:num_requests_waiting"),
+        _s("sglang:num_queue_reqs"),
+        _s("llamacpp:requests_deferred"),
+    ),
+    "kv_cache_usage_perc": (
+        _s("vllm:kv_cache_usage_perc"),
+        _s("vllm:gpu_cache_usage_perc"),
+        _s("sglang:token_usage"),
+        _s("llamacpp:kv_cache_usage_ratio"),
+    ),
+    "spec_decode_acceptance_length": (_s("sglang:spec_accept_length"),),
 }
 
-GAUGES = frozenset({"num_requests_running", "num_requests_waiting", "kv_cache_usage_perc"})
+GAUGES = frozenset(
+    {"num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "spec_decode_acceptance_length"}
+)
+_MEANS = frozenset({"spec_decode_acceptance_length"})  # a ratio per rank: averaged, not summed
 
 
 @dataclass(frozen=True)
@@ -129,7 +168,8 @@ def parse_counters(text: str, *, model: str | None = None) -> ServerCounters:
                 if all(labels.get(k) == w for k, w in required.items())
             ]
             if matches:
-                values[figure] = float(sum(matches))
+                total = float(sum(matches))
+                values[figure] = total / len(matches) if figure in _MEANS else total
                 break
     return ServerCounters(values=values, cache_config=cache_config)
 

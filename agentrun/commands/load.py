@@ -1,0 +1,148 @@
+"""``agentrun load``: many agent sessions on one server, measured; ``agentrun load compare A B``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from agentrun.errors import UserError
+
+console = Console(stderr=True, highlight=False)
+
+
+def _compare(args: list[str]) -> None:
+    from agentrun.load.report import compare_table, read_load
+
+    if len(args) != 2:
+        raise UserError("usage: agentrun load compare A B (two load results: folders or load.json files)")
+    a, b = read_load(args[0]), read_load(args[1])
+    Console().print(compare_table(a, b, names=(a.get("id", args[0]), b.get("id", args[1]))))
+
+
+def _target(base_url: str | None, model: str | None, api_key: str | None, **replay: Any) -> Any:
+    from agentrun.load.run import Target
+
+    if base_url and not model:
+        raise UserError("--base-url needs --model NAME (the served model's name)")
+    if model and not base_url and model != "local":
+        raise UserError(f"--model {model!r} needs --base-url (only --model local starts a server itself)")
+    key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    return Target(base_url=base_url, model=model, api_key=key, **replay)
+
+
+def _otlp(endpoint: str | None, protocol: str | None) -> dict[str, Any]:
+    return {k: v for k, v in {"otlp_endpoint": endpoint, "otlp_protocol": protocol}.items() if v}
+
+
+Items = Annotated[
+    list[str],
+    typer.Argument(help="tasks (live); with --replay: recordings; or: compare A B", show_default=False),
+]
+Replay = Annotated[bool, typer.Option("--replay", help="replay recorded runs instead of running agents")]
+BaseUrl = Annotated[str | None, typer.Option(help="server base URL; default: the embedded replay model")]
+Model = Annotated[str | None, typer.Option(help="served model name; 'local' starts the local CPU model")]
+ApiKey = Annotated[str | None, typer.Option(envvar="AGENTRUN_API_KEY", help="API key")]
+Sessions = Annotated[
+    int | None,
+    typer.Option(help="sessions in all (default: one per task or recording, at least --concurrency)"),
+]
+Concurrency = Annotated[int | None, typer.Option(help="at most this many sessions at once (default 1)")]
+Rate = Annotated[float | None, typer.Option(help="sessions arriving per second (Poisson, seeded)")]
+Duration = Annotated[float | None, typer.Option(help="seconds; no session starts after it")]
+Warmup = Annotated[int, typer.Option(help="first N sessions left out of the statistics")]
+Seed = Annotated[int, typer.Option(help="seed of arrivals and of the sessions' runs")]
+TimeScale = Annotated[float, typer.Option(help="replay: scale of the recorded tool and think time")]
+KvBudget = Annotated[int | None, typer.Option(help="live: admission gate budget in tokens")]
+AgentMode = Annotated[str, typer.Option(help="live: direct | corrected")]
+Slo = Annotated[str | None, typer.Option(help="goodput SLOs, e.g. ttft=2,tpot=0.05,e2e=60")]
+SampleInterval = Annotated[float, typer.Option(help="seconds between /metrics samples (0: none)")]
+ServerMetrics = Annotated[str | None, typer.Option(help="the server's /metrics URL if not BASE/metrics")]
+Results = Annotated[Path, typer.Option(help="results folder")]
+ReplayTtft = Annotated[float, typer.Option(help="embedded replay model: TTFT (s)")]
+ReplayTokenDelay = Annotated[float, typer.Option(help="embedded replay model: delay per token (s)")]
+Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per session")]
+OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint")]
+OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
+
+
+def _execute(items: list[str], o: dict[str, Any]) -> None:
+    from agentrun.load.plan import LoadPlan
+    from agentrun.load.report import summary
+    from agentrun.load.run import Measure, run_live_load, run_replay_load
+    from agentrun.load.stats import parse_slo
+
+    if o["mode"] not in ("direct", "corrected"):
+        raise UserError(f"--mode must be direct or corrected, not {o['mode']!r}")
+    if o["time_scale"] < 0 or o["sample_interval"] < 0:
+        raise UserError("--time-scale and --sample-interval must not be negative")
+    replay = {k: o[k] for k in ("server_metrics", "replay_ttft", "replay_token_delay")}
+    target = _target(o["base_url"], o["model"], o["api_key"], **replay)
+    measure = Measure(
+        results_dir=o["results"],
+        sample_interval_s=o["sample_interval"],
+        slo=parse_slo(o["slo"]),
+        traces=o["traces"],
+        otlp=_otlp(o["otlp_endpoint"], o["otlp_protocol"]),
+        console=console,
+    )
+    plan_args = {k: o[k] for k in ("sessions", "concurrency", "rate", "warmup", "seed")}
+    plan_args["duration_s"] = o["duration"]
+    if o["replay"]:
+        from agentrun.load.workload import load_workload
+
+        workload = load_workload(items)
+        plan = LoadPlan.make(**plan_args, default_sessions=len(workload.sessions))
+        path, document = run_replay_load(workload, plan, target, measure, time_scale=o["time_scale"])
+    else:
+        from agentrun.tasks import load_task
+
+        for name in items:
+            load_task(name)  # fail fast on an unknown task
+        plan = LoadPlan.make(**plan_args, default_sessions=len(items))
+        path, document = run_live_load(items, plan, target, measure, mode=o["mode"], kv_budget=o["kv_budget"])
+    Console().print(summary(document))
+    Console().print(f"load.json: {path}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("load")
+    def load_cmd(
+        items: Items,
+        replay: Replay = False,
+        base_url: BaseUrl = None,
+        model: Model = None,
+        api_key: ApiKey = None,
+        sessions: Sessions = None,
+        concurrency: Concurrency = None,
+        rate: Rate = None,
+        duration: Duration = None,
+        warmup: Warmup = 0,
+        seed: Seed = 0,
+        time_scale: TimeScale = 1.0,
+        kv_budget: KvBudget = None,
+        mode: AgentMode = "corrected",
+        slo: Slo = None,
+        sample_interval: SampleInterval = 1.0,
+        server_metrics: ServerMetrics = None,
+        results: Results = Path("results"),
+        replay_ttft: ReplayTtft = 0.05,
+        replay_token_delay: ReplayTokenDelay = 0.002,
+        traces: Traces = True,
+        otlp_endpoint: OtlpEndpoint = None,
+        otlp_protocol: OtlpProtocol = None,
+    ) -> None:
+        """Put a known load of agent sessions on a server and measure what it did (see README)."""
+        if items and items[0] == "compare" and not replay:
+            _compare(items[1:])
+            return
+        options = dict(locals())
+        try:
+            _execute(items, options)
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted: finished sessions kept in their run folders[/yellow]")
+            sys.exit(130)

@@ -1,0 +1,116 @@
+"""A recorded session from an ATIF trajectory (Harbor's Agent Trajectory Interchange Format).
+
+ATIF keeps steps, not requests: system and user steps, then one agent step per model turn
+with its reply, the tool calls and their results (``observation``). Request *k* is rebuilt
+as every message before agent step *k*: the system and user steps, then each earlier agent
+step as an assistant message with its tool calls, followed by one tool message per result.
+ATIF has no think time; the gap between two agent steps, less the later step's own
+recorded duration when ``metrics.extra.timings`` has it (agentrun's ATIF does), stands in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from agentrun.load.workload import RecordedRequest, RecordedSession
+
+
+def _ts(step: dict[str, Any]) -> float | None:
+    stamp = step.get("timestamp")
+    if not stamp:
+        return None
+    try:
+        return dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _assistant(step: dict[str, Any]) -> dict[str, Any]:
+    calls = [
+        {
+            "id": c.get("tool_call_id"),
+            "type": "function",
+            "function": {
+                "name": c.get("function_name"),
+                "arguments": c["arguments"]
+                if isinstance(c.get("arguments"), str)
+                else json.dumps(c.get("arguments") or {}, ensure_ascii=False),
+            },
+        }
+        for c in step.get("tool_calls") or ()
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": step.get("message") or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _reply(step: dict[str, Any]) -> dict[str, Any]:
+    """The reply as agentrun's ``Message`` dump (reasoning included: it was generated)."""
+    calls = [
+        {"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+        for c in _assistant(step).get("tool_calls", ())
+    ]
+    return {
+        "role": "assistant",
+        "content": step.get("message") or None,
+        "reasoning": step.get("reasoning_content"),
+        "tool_calls": calls,
+    }
+
+
+def _results(step: dict[str, Any]) -> list[dict[str, Any]]:
+    names = {c.get("tool_call_id"): c.get("function_name") for c in step.get("tool_calls") or ()}
+    out = []
+    for result in (step.get("observation") or {}).get("results") or ():
+        call_id = result.get("source_call_id")
+        message = {"role": "tool", "content": str(result.get("content") or ""), "tool_call_id": call_id}
+        if names.get(call_id):
+            message["name"] = names[call_id]
+        out.append(message)
+    return out
+
+
+def _timings(step: dict[str, Any]) -> dict[str, Any]:
+    return ((step.get("metrics") or {}).get("extra") or {}).get("timings") or {}
+
+
+def session_from_atif(doc: dict[str, Any], *, name: str, tools: list[dict[str, Any]]) -> RecordedSession:
+    """The requests an ATIF document implies, in order (see the module docstring)."""
+    agent = doc.get("agent") or {}
+    session = RecordedSession(
+        id=str(doc.get("session_id") or name),
+        task=str((agent.get("extra") or {}).get("task") or ""),
+        model=str(agent.get("model_name") or ""),
+        tools=tools,
+    )
+    pending: list[dict[str, Any]] = []
+    previous_ts: float | None = None
+    for step in doc.get("steps") or ():
+        source = step.get("source")
+        if source in ("system", "user"):
+            pending.append({"role": source, "content": step.get("message") or ""})
+            continue
+        if source != "agent":
+            continue
+        ts, timings = _ts(step), _timings(step)
+        delay = 0.0
+        if previous_ts is not None and ts is not None:
+            delay = max(0.0, ts - previous_ts - float(timings.get("e2e_s") or 0.0))
+        metrics = step.get("metrics") or {}
+        session.requests.append(
+            RecordedRequest(
+                turn=len(session.requests) + 1,
+                new_messages=pending,
+                delay_s=delay,
+                reply=_reply(step),
+                reply_tokens=metrics.get("completion_tokens"),
+                recorded_ttft_s=timings.get("ttft_s"),
+                recorded_e2e_s=timings.get("e2e_s"),
+            )
+        )
+        pending = [_assistant(step), *_results(step)]
+        previous_ts = ts
+    return session

@@ -1,0 +1,166 @@
+"""The replay load's HTTP client: one asyncio event loop, many streaming requests, exact clocks.
+
+Threads would each need a core to read their stream on time; on a small machine 64 of them
+add scheduling delay to every token they time. One event loop reads every stream as its
+bytes arrive and stamps each chunk with ``time.perf_counter()`` the moment it is parsed,
+so the client's cost per chunk stays small and does not pile up behind other sessions.
+
+The body is posted as the prepared bytes (no re-encoding: byte-identical on every run).
+Transient failures (no connection, timeouts, HTTP 408/429/5xx, a stream cut short or
+without a finish reason) are retried with backoff, each cause kept by kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from agentrun.load.records import tpot, usage_fields
+
+_RETRY_STATUS = frozenset({408, 429})
+
+
+class _Failure(Exception):
+    def __init__(self, kind: str, detail: str, *, transient: bool) -> None:
+        super().__init__(detail)
+        self.kind, self.detail, self.transient = kind, detail, transient
+
+
+@dataclass
+class Measured:
+    """What one request (all its attempts) gave; times in seconds from the last attempt's send."""
+
+    started_at: float = 0.0
+    sent: float = 0.0  # perf_counter at send, for start_s
+    ttft_s: float | None = None
+    ttfvt_s: float | None = None
+    itl_s: list[float] = field(default_factory=list)
+    e2e_s: float | None = None
+    usage: dict[str, Any] | None = None
+    finish_reason: str | None = None
+    retries: int = 0
+    retry_causes: list[str] = field(default_factory=list)
+    error: str | None = None
+    error_detail: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        tokens = usage_fields(self.usage)
+        return {
+            "started_at": self.started_at,
+            "ttft_s": self.ttft_s,
+            "ttfvt_s": self.ttfvt_s,
+            "itl_s": self.itl_s,
+            "e2e_s": self.e2e_s,
+            "tpot_s": tpot(self.e2e_s, self.ttft_s, tokens["output_tokens"]),
+            "finish_reason": self.finish_reason,
+            "retries": self.retries,
+            "retry_causes": self.retry_causes,
+            "error": self.error,
+            "error_detail": self.error_detail,
+            **tokens,
+        }
+
+
+def _output_kind(delta: dict[str, Any]) -> tuple[bool, bool]:
+    """(any output, visible output) in one delta."""
+    visible = bool(delta.get("content") or delta.get("tool_calls"))
+    return visible or bool(delta.get("reasoning") or delta.get("reasoning_content")), visible
+
+
+def _feed(m: Measured, chunk: dict[str, Any], now: float, last: list[float]) -> None:
+    if chunk.get("error"):
+        error = chunk["error"]
+        raise _Failure(
+            "stream_error",
+            str(error.get("message", error) if isinstance(error, dict) else error),
+            transient=True,
+        )
+    if chunk.get("usage"):
+        m.usage = chunk["usage"]
+    for choice in chunk.get("choices") or ():
+        output, visible = _output_kind(choice.get("delta") or {})
+        if output:
+            if m.ttft_s is None:
+                m.ttft_s = now
+            else:
+                m.itl_s.append(now - last[0])
+            last[0] = now
+            if visible and m.ttfvt_s is None:
+                m.ttfvt_s = now
+        if choice.get("finish_reason"):
+            m.finish_reason = choice["finish_reason"]
+
+
+async def _attempt(client: httpx2.AsyncClient, url: str, body: bytes, m: Measured) -> None:
+    m.ttft_s = m.ttfvt_s = m.e2e_s = m.usage = m.finish_reason = None
+    m.itl_s = []
+    m.started_at, m.sent = time.time(), time.perf_counter()
+    t0, last = m.sent, [0.0]
+    async with client.stream("POST", url, content=body) as response:
+        if response.status_code >= 400:
+            text = (await response.aread()).decode(errors="replace")[:300]
+            status = response.status_code
+            transient = status in _RETRY_STATUS or status >= 500
+            raise _Failure(f"http_{status}", text, transient=transient)
+        done = False
+        async for line in response.aiter_lines():
+            if done or not line.startswith("data:"):
+                continue  # read on past [DONE]: the body's end frees the connection
+            data = line[5:].strip()
+            if data == "[DONE]":
+                done = True
+                continue
+            now = time.perf_counter() - t0
+            try:
+                chunk = json.loads(data)
+            except ValueError as exc:
+                raise _Failure("invalid_json", str(exc), transient=True) from None
+            if isinstance(chunk, dict):
+                _feed(m, chunk, now, last)
+    m.e2e_s = time.perf_counter() - t0
+    if m.finish_reason is None:
+        raise _Failure("no_finish_reason", "stream ended without a finish_reason", transient=True)
+
+
+def _classify(exc: Exception) -> _Failure:
+    if isinstance(exc, _Failure):
+        return exc
+    if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
+        return _Failure("connect", str(exc) or type(exc).__name__, transient=True)
+    if isinstance(exc, httpx2.TimeoutException):
+        return _Failure("timeout", str(exc) or type(exc).__name__, transient=True)
+    if isinstance(exc, httpx2.TransportError):
+        return _Failure("stream_broken", str(exc) or type(exc).__name__, transient=True)
+    return _Failure(type(exc).__name__, str(exc), transient=False)
+
+
+async def send(
+    client: httpx2.AsyncClient, url: str, body: bytes, *, max_attempts: int = 3, backoff_s: float = 0.5
+) -> Measured:
+    """Post one chat request and time its stream; never raises for a server's failure."""
+    m = Measured()
+    for attempt in range(max(1, max_attempts)):
+        try:
+            await _attempt(client, url, body, m)
+            return m
+        except (httpx2.HTTPError, _Failure) as exc:
+            failure = _classify(exc)
+            if not failure.transient or attempt + 1 >= max_attempts:
+                m.error, m.error_detail = failure.kind, failure.detail[:500]
+                return m
+            m.retries += 1
+            m.retry_causes.append(failure.kind)
+            await asyncio.sleep(backoff_s * 2**attempt)
+    return m  # pragma: no cover - the loop returns
+
+
+def async_client(api_key: str, *, timeout_s: float, connections: int) -> httpx2.AsyncClient:
+    """One pooled client for the whole load (keep-alive connections, one per running session)."""
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api_key}"}
+    limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout_s, connect=10.0), limits=limits)

@@ -1,0 +1,170 @@
+"""Live mode: real agent sessions (``run_task``: sandbox, tools, grading) under one load.
+
+Session *i* runs task ``tasks[i mod T]`` with seed ``seed + i // T``; every session's
+results folder is ``runs/<load-id>-s<i>/`` (its own trajectory, spans and result.json).
+All sessions share one ``AdmissionGate`` when ``--kv-budget`` is set. The per-request
+records are read back from each session's ``trajectory.jsonl`` (the model client's own
+timings, inter-token gaps included), so live and replay records mean the same thing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from agentrun.load.plan import LoadPlan
+from agentrun.load.progress import LoadProgress
+from agentrun.load.records import RequestRecord, SessionRecord, tpot, usage_fields
+from agentrun.runner import RunConfig, RunResult, run_task
+from agentrun.serving.admission import AdmissionGate
+from agentrun.trajectory import read_trajectory
+
+
+def _error_kind(text: str) -> str:
+    return text.split(":", 1)[0].strip() or "error"
+
+
+def records_from_trajectory(
+    events: list[dict[str, Any]], *, session: str, warmup: bool, t0_epoch: float
+) -> list[RequestRecord]:
+    """One record per model request of a run, from its trajectory events."""
+    records: list[RequestRecord] = []
+    depth, pending = 0, None
+    for event in events:
+        kind = event.get("event")
+        if kind == "request":
+            depth += sum(1 for m in event.get("new_messages") or () if m.get("role") == "assistant")
+            pending = event
+        elif kind in ("response", "request_error") and pending is not None:
+            base: dict[str, Any] = {
+                "session": session,
+                "index": len(records),
+                "turn": int(pending.get("turn") or 0),
+                "depth": depth,
+                "warmup": warmup,
+            }
+            if kind == "request_error":
+                error = str(event.get("error") or "error")
+                start = float(pending["ts"]) - t0_epoch
+                fields = {"start_s": start, "error": _error_kind(error), "error_detail": error[:500]}
+                records.append(RequestRecord.model_validate({**base, **fields}))
+            else:
+                records.append(_from_completion(base, event["completion"], t0_epoch))
+            pending = None
+    return records
+
+
+def _from_completion(base: dict[str, Any], completion: dict[str, Any], t0_epoch: float) -> RequestRecord:
+    timings = completion.get("timings") or {}
+    tokens = usage_fields(completion.get("usage"))
+    fields = {
+        "start_s": float(timings.get("started_at") or t0_epoch) - t0_epoch,
+        "started_at": float(timings.get("started_at") or 0.0),
+        "ttft_s": timings.get("ttft_s"),
+        "ttfvt_s": timings.get("ttfvt_s"),
+        "itl_s": list(timings.get("itl_s") or ()),
+        "e2e_s": timings.get("e2e_s"),
+        "tpot_s": tpot(timings.get("e2e_s"), timings.get("ttft_s"), tokens["output_tokens"]),
+        "finish_reason": completion.get("finish_reason"),
+        "retries": int(completion.get("retries") or 0),
+    }
+    return RequestRecord.model_validate({**base, **fields, **tokens})
+
+
+def _tool_s(events: list[dict[str, Any]]) -> float:
+    return sum(
+        float((e.get("result") or {}).get("duration_s") or 0.0)
+        for e in events
+        if e.get("event") == "tool_result"
+    )
+
+
+def _session_record(
+    sid: str,
+    warm: bool,
+    result: RunResult,
+    events: list[dict[str, Any]],
+    t0_epoch: float,
+    records: list[RequestRecord],
+) -> SessionRecord:
+    return SessionRecord(
+        session=sid,
+        source=result.task,
+        warmup=warm,
+        start_s=result.started_at - t0_epoch,
+        wall_s=result.timings.wall_s,
+        turns=result.turns,
+        requests=len(records),
+        failed_requests=sum(1 for r in records if not r.ok),
+        tool_s=_tool_s(events),
+        stop_reason=result.stop_reason,
+        hidden_tests_passed=result.hidden_tests.passed,
+        hidden_tests_total=result.hidden_tests.total,
+        run_dir=result.results_path,
+        trace_id=result.trace_id,
+    )
+
+
+class LiveLoad:
+    """Runs the sessions of a plan on threads; ``configs(i)`` gives session i's RunConfig."""
+
+    def __init__(
+        self,
+        plan: LoadPlan,
+        configs: Callable[[int], RunConfig],
+        *,
+        gate: AdmissionGate | None,
+        progress: LoadProgress,
+        t0_epoch: float,
+        on_log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.plan, self.configs, self.gate, self.progress = plan, configs, gate, progress
+        self.t0_epoch, self.on_log = t0_epoch, on_log
+        self.records: list[RequestRecord] = []
+        self.sessions: list[SessionRecord] = []
+        self._lock = threading.Lock()
+
+    def _one(self, i: int) -> None:
+        config = self.configs(i)
+        sid, warm = f"s{i:04d}", i < self.plan.warmup
+        self.progress.session_started()
+        failed = True
+        try:
+            result = run_task(config, gate=self.gate, on_log=self.on_log)
+            events = read_trajectory(Path(result.results_path) / "trajectory.jsonl")
+            records = records_from_trajectory(events, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
+            for record in records:
+                self.progress.request_finished(record.ttft_s, ok=record.ok)
+            session = _session_record(sid, warm, result, events, self.t0_epoch, records)
+            failed = result.stop_reason in ("error", "model_error")
+            with self._lock:
+                self.records.extend(records)
+                self.sessions.append(session)
+        finally:
+            self.progress.session_finished(failed=failed)
+
+    def run(self) -> None:
+        arrivals = self.plan.arrivals()
+        workers = self.plan.concurrency or min(self.plan.sessions, 64)
+        start = time.monotonic()
+        futures: list[Future[None]] = []
+        slots = threading.Semaphore(workers)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for i in range(self.plan.sessions):
+                if arrivals is not None:
+                    if i >= len(arrivals):
+                        break
+                    time.sleep(max(0.0, start + arrivals[i] - time.monotonic()))
+                slots.acquire()  # a free place: sessions past the duration never start
+                if self.plan.duration_s is not None and time.monotonic() - start >= self.plan.duration_s:
+                    slots.release()
+                    break
+                future = pool.submit(self._one, i)
+                future.add_done_callback(lambda _f: slots.release())
+                futures.append(future)
+        for future in futures:
+            future.result()  # a session that raised (bad input, Ctrl-C) fails the load loudly

@@ -1,0 +1,84 @@
+"""The per-request and per-session records of a load run (``requests.jsonl``, ``load.json``).
+
+Plain data on purpose: a report or a notebook reads them with ``json`` alone. Times are
+seconds; ``start_s`` counts from the start of the load. ``itl_s`` lists the gaps between
+consecutive output chunks (reasoning, content or tool-call deltas) as the client saw them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class RequestRecord(BaseModel):
+    """One model request of a load run."""
+
+    session: str = Field(description="the session's id within this load")
+    index: int = Field(description="0-based position of the request in its session")
+    turn: int = 0
+    depth: int = Field(default=0, description="assistant turns already in the prompt")
+    warmup: bool = False
+    start_s: float = 0.0
+    started_at: float = Field(default=0.0, description="epoch seconds")
+    ttft_s: float | None = None
+    ttfvt_s: float | None = None
+    itl_s: list[float] = Field(default_factory=list)
+    tpot_s: float | None = None
+    e2e_s: float | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    finish_reason: str | None = None
+    retries: int = 0
+    retry_causes: list[str] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="error kind when the request failed for good")
+    error_detail: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class SessionRecord(BaseModel):
+    """One agent session (live) or one replayed recording (replay)."""
+
+    session: str
+    source: str = Field(default="", description="task (live) or recorded session id (replay)")
+    warmup: bool = False
+    start_s: float = 0.0
+    wall_s: float = 0.0
+    turns: int = 0
+    requests: int = 0
+    failed_requests: int = 0
+    tool_s: float = 0.0
+    stop_reason: str = ""
+    hidden_tests_passed: int | None = None
+    hidden_tests_total: int | None = None
+    run_dir: str | None = None
+    trace_id: str | None = None
+
+
+def tpot(e2e_s: float | None, ttft_s: float | None, output_tokens: int | None) -> float | None:
+    """Time per output token after the first: ``(e2e - ttft) / (output_tokens - 1)``."""
+    if e2e_s is None or ttft_s is None or not output_tokens or output_tokens < 2:
+        return None
+    return (e2e_s - ttft_s) / (output_tokens - 1)
+
+
+def usage_fields(usage: dict[str, Any] | None) -> dict[str, int | None]:
+    """Token counts from an OpenAI ``usage`` object (or agentrun's flattened ``Usage`` dump)."""
+    if not usage:
+        return {"prompt_tokens": None, "cached_tokens": None, "output_tokens": None, "reasoning_tokens": None}
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    cached = usage.get("cached_tokens", prompt_details.get("cached_tokens"))
+    reasoning = usage.get("reasoning_tokens", completion_details.get("reasoning_tokens"))
+    return {
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "cached_tokens": cached,
+        "output_tokens": usage.get("completion_tokens"),
+        "reasoning_tokens": reasoning,
+    }

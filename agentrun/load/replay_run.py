@@ -1,0 +1,164 @@
+"""Replay mode: recorded sessions sent again, on one asyncio event loop, no sandboxes.
+
+Session *i* replays recorded session ``i mod n``. It sends the recorded requests in order,
+each body prepared once (``PreparedSession``), and before each one after the first waits
+the recorded gap (tool time plus think time) times ``time_scale``. A request that fails
+for good ends its session, as it ends a real agent's run (``model_error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from agentrun.load.client import async_client, send
+from agentrun.load.plan import LoadPlan
+from agentrun.load.progress import LoadProgress
+from agentrun.load.records import RequestRecord, SessionRecord
+from agentrun.load.tracing import SessionTracer
+from agentrun.load.workload import PreparedSession
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    base_url: str
+    model: str
+    api_key: str = "EMPTY"
+    time_scale: float = 1.0
+    max_attempts: int = 3
+    timeout_s: float = 600.0
+    traces_dir: Path | None = None
+    otlp: dict[str, Any] | None = None
+
+
+@dataclass
+class _Context:
+    plan: LoadPlan
+    options: ReplayOptions
+    client: httpx2.AsyncClient
+    url: str
+    t0: float
+    progress: LoadProgress
+
+
+def _tracer(ctx: _Context, sid: str, source: str) -> SessionTracer | None:
+    if ctx.options.traces_dir is None:
+        return None
+    return SessionTracer(
+        ctx.options.traces_dir,
+        session=sid,
+        source=source,
+        model=ctx.options.model,
+        base_url=ctx.options.base_url,
+        **(ctx.options.otlp or {}),
+    )
+
+
+async def _session(
+    ctx: _Context, i: int, prepared: PreparedSession
+) -> tuple[list[RequestRecord], SessionRecord]:
+    sid, warm = f"s{i:04d}", i < ctx.plan.warmup
+    started = time.perf_counter()
+    tracer = _tracer(ctx, sid, prepared.session.id)
+    records: list[RequestRecord] = []
+    stop, tool_s = "final_answer", 0.0
+    ctx.progress.session_started()
+    for request in prepared.requests:
+        if request.index > 0 and request.delay_s * ctx.options.time_scale > 0:
+            await asyncio.sleep(request.delay_s * ctx.options.time_scale)
+            tool_s += request.tool_s * ctx.options.time_scale
+        if tracer:
+            tracer.request_started(request.index + 1)
+        m = await send(ctx.client, ctx.url, request.body, max_attempts=ctx.options.max_attempts)
+        record = RequestRecord(
+            session=sid,
+            index=request.index,
+            turn=request.turn,
+            depth=request.depth,
+            warmup=warm,
+            start_s=m.sent - ctx.t0,
+            **m.fields(),
+        )
+        records.append(record)
+        ctx.progress.request_finished(record.ttft_s, ok=record.ok)
+        if tracer:
+            tracer.request_finished(request.index + 1, record)
+        if not record.ok:
+            stop = "model_error"
+            break
+    if tracer:
+        await tracer.close(stop)
+    failed = sum(1 for r in records if not r.ok)
+    ctx.progress.session_finished(failed=bool(failed))
+    session = SessionRecord(
+        session=sid,
+        source=prepared.session.id,
+        warmup=warm,
+        start_s=started - ctx.t0,
+        wall_s=time.perf_counter() - started,
+        turns=len({r.turn for r in records}),
+        requests=len(records),
+        failed_requests=failed,
+        tool_s=tool_s,
+        stop_reason=stop,
+        trace_id=tracer.trace_id if tracer else None,
+    )
+    return records, session
+
+
+async def _admit(ctx: _Context, i: int, arrivals: list[float] | None, gate: asyncio.Semaphore | None) -> bool:
+    """Wait for session ``i``'s turn to start; False when the load is over."""
+    plan = ctx.plan
+    if arrivals is not None:
+        if i >= len(arrivals):
+            return False
+        await asyncio.sleep(max(0.0, ctx.t0 + arrivals[i] - time.perf_counter()))
+    if gate is not None:
+        await gate.acquire()
+    if plan.duration_s is not None and time.perf_counter() - ctx.t0 >= plan.duration_s:
+        if gate is not None:
+            gate.release()
+        return False
+    return True
+
+
+async def _load(
+    sessions: list[PreparedSession], plan: LoadPlan, options: ReplayOptions, progress: LoadProgress, t0: float
+) -> tuple[list[RequestRecord], list[SessionRecord]]:
+    connections = plan.concurrency or 256
+    async with async_client(options.api_key, timeout_s=options.timeout_s, connections=connections) as client:
+        ctx = _Context(
+            plan, options, client, options.base_url.rstrip("/") + "/chat/completions", t0, progress
+        )
+        gate = asyncio.Semaphore(plan.concurrency) if plan.concurrency else None
+        arrivals = plan.arrivals()
+
+        async def one(i: int) -> tuple[list[RequestRecord], SessionRecord]:
+            try:
+                return await _session(ctx, i, sessions[i % len(sessions)])
+            finally:
+                if gate is not None:
+                    gate.release()
+
+        running = []
+        for i in range(plan.sessions):
+            if not await _admit(ctx, i, arrivals, gate):
+                break
+            running.append(asyncio.create_task(one(i)))
+        results = await asyncio.gather(*running)
+    records = [r for rs, _ in results for r in rs]
+    return records, [s for _, s in results]
+
+
+def run_replay(
+    sessions: list[PreparedSession], plan: LoadPlan, options: ReplayOptions, progress: LoadProgress, t0: float
+) -> tuple[list[RequestRecord], list[SessionRecord]]:
+    """Replay ``plan.sessions`` sessions; ``t0`` (``perf_counter``) is the load's start."""
+    for session in sessions:
+        _ = session.requests  # encode every body before the clock matters
+    return asyncio.run(_load(sessions, plan, options, progress, t0))

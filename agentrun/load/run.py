@@ -1,0 +1,231 @@
+"""``run_replay_load`` and ``run_live_load``: endpoint once, sampler, sessions, outputs.
+
+Both pick the endpoint once for the whole load (the user's server, the local model, or the
+embedded replay model), sample its ``/metrics`` while the sessions run, then write the
+results folder (``agentrun.load.report``) with the aggregates recomputable from the
+per-request records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentrun.load.embedded import Endpoint, replay_endpoint, task_endpoints
+from agentrun.load.plan import LoadPlan
+from agentrun.load.progress import LoadProgress
+from agentrun.load.records import RequestRecord, SessionRecord
+from agentrun.load.report import FORMAT, write_outputs
+from agentrun.load.server_series import Sampler, window_stats
+from agentrun.load.stats import aggregate
+from agentrun.load.workload import PreparedSession, Workload
+from agentrun.serving.prometheus import metrics_url
+
+Runner = Callable[[float, LoadProgress], tuple[list[RequestRecord], list[SessionRecord]]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The server the user named (``base_url`` None: the embedded replay model)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str = "EMPTY"
+    server_metrics: str | None = None
+    replay_ttft: float = 0.05
+    replay_token_delay: float = 0.002
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Where results go and what is measured beyond the requests themselves."""
+
+    results_dir: Path = Path("results")
+    sample_interval_s: float = 1.0
+    slo: dict[str, float] = field(default_factory=dict)
+    traces: bool = True
+    otlp: dict[str, Any] = field(default_factory=dict)
+    console: Console | None = None
+
+
+def new_load_id(mode: str) -> str:
+    return f"load-{time.strftime('%Y%m%d-%H%M%S')}-{mode}-{secrets.token_hex(3)}"
+
+
+@contextlib.contextmanager
+def _user_endpoint(target: Target) -> Iterator[Endpoint]:
+    if target.base_url:
+        model = target.model or "default"
+        urls = (target.server_metrics or metrics_url(target.base_url),)
+        yield Endpoint(target.base_url, model, model, urls)
+        return
+    from agentrun import localmodel
+
+    with localmodel.serve() as local:
+        label = f"local model {local.model} (llama.cpp on this CPU)"
+        yield Endpoint(local.base_url, local.model, label, (target.server_metrics or local.root_url,))
+
+
+def _server_block(sampler: Sampler | None, endpoint: Endpoint, interval_s: float) -> dict[str, Any] | None:
+    if sampler is None or not sampler.available:
+        return None
+    return {
+        "metrics_urls": [metrics_url(u) for u in endpoint.metrics_urls],
+        "interval_s": interval_s,
+        "series": sampler.samples,
+        "windows": window_stats(sampler.samples),
+    }
+
+
+def _measure(
+    mode: str,
+    endpoint: Endpoint,
+    plan: LoadPlan,
+    measure: Measure,
+    runner: Runner,
+    extra: dict[str, Any],
+    after: Callable[[], dict[str, Any]] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Run the load with the sampler going, and write its folder."""
+    folder = (measure.results_dir / extra.pop("id")).resolve()
+    t0, started = time.perf_counter(), time.time()
+    sampler = None
+    if endpoint.metrics_urls and measure.sample_interval_s > 0:
+        sampler = Sampler(endpoint.metrics_urls, interval_s=measure.sample_interval_s, t0=t0).start()
+    try:
+        with LoadProgress(plan.sessions, measure.console) as progress:
+            records, sessions = runner(t0, progress)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+    document = {
+        "format": FORMAT,
+        "id": folder.name,
+        "mode": mode,
+        "created": dt.datetime.fromtimestamp(started, tz=dt.UTC).isoformat(),
+        "command": sys.argv,
+        "target": {"base_url": endpoint.base_url, "model": endpoint.model, "label": endpoint.label},
+        "plan": asdict(plan),
+        **extra,
+        "aggregates": aggregate(records, sessions, measure.slo),
+        "sessions": [s.model_dump(mode="json") for s in sorted(sessions, key=lambda s: s.session)],
+        "server": _server_block(sampler, endpoint, measure.sample_interval_s),
+        **(after() if after else {}),
+    }
+    return write_outputs(folder, document, records), document
+
+
+def run_replay_load(
+    workload: Workload, plan: LoadPlan, target: Target, measure: Measure, *, time_scale: float = 1.0
+) -> tuple[Path, dict[str, Any]]:
+    """Replay ``workload``'s sessions against the target (see ``agentrun.load.replay_run``)."""
+    from agentrun.load.replay_run import ReplayOptions, run_replay
+
+    load_id = new_load_id("replay")
+    with contextlib.ExitStack() as stack:
+        if target.base_url is None and target.model is None:
+            endpoint = stack.enter_context(
+                replay_endpoint(workload, ttft=target.replay_ttft, token_delay=target.replay_token_delay)
+            )
+        else:
+            endpoint = stack.enter_context(_user_endpoint(target))
+        prepared = [PreparedSession(s, endpoint.model) for s in workload.sessions]
+        traces = measure.results_dir.resolve() / load_id / "traces" if measure.traces else None
+        options = ReplayOptions(
+            endpoint.base_url,
+            endpoint.model,
+            target.api_key,
+            time_scale,
+            traces_dir=traces,
+            otlp=measure.otlp,
+        )
+
+        def runner(t0: float, progress: LoadProgress) -> tuple[list[RequestRecord], list[SessionRecord]]:
+            return run_replay(prepared, plan, options, progress, t0)
+
+        extra = {
+            "id": load_id,
+            "time_scale": time_scale,
+            "workload": {"name": workload.name, "sessions": [s.id for s in workload.sessions]},
+        }
+        return _measure("replay", endpoint, plan, measure, runner, extra)
+
+
+def _live_endpoints(
+    tasks: list[str], target: Target
+) -> contextlib.AbstractContextManager[dict[str, Endpoint]]:
+    """One endpoint per task: the same user/local server for all, or a replay server per task."""
+    if target.base_url is None and target.model is None:
+        return task_endpoints(tasks, ttft=target.replay_ttft, token_delay=target.replay_token_delay)
+
+    @contextlib.contextmanager
+    def shared() -> Iterator[dict[str, Endpoint]]:
+        with _user_endpoint(target) as endpoint:
+            yield dict.fromkeys(tasks, endpoint)
+
+    return shared()
+
+
+def run_live_load(
+    tasks: list[str],
+    plan: LoadPlan,
+    target: Target,
+    measure: Measure,
+    *,
+    mode: str = "corrected",
+    kv_budget: int | None = None,
+    on_log: Callable[[str], None] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Real agent sessions (tasks x seeds) against the target (see ``agentrun.load.live``)."""
+    from agentrun.load.live import LiveLoad
+    from agentrun.runner import RunConfig
+    from agentrun.serving.admission import AdmissionGate
+
+    load_id = new_load_id("live")
+    runs_dir = measure.results_dir.resolve() / load_id / "runs"
+    gate = AdmissionGate(kv_budget) if kv_budget else None
+    with _live_endpoints(tasks, target) as endpoints:
+        first = endpoints[tasks[0]]
+        embedded = target.base_url is None and target.model is None
+
+        def config(i: int) -> RunConfig:
+            task, endpoint = tasks[i % len(tasks)], endpoints[tasks[i % len(tasks)]]
+            per_task_metrics = endpoint.metrics_urls[list(endpoints).index(task)] if embedded else None
+            return RunConfig(
+                task=task,
+                mode=mode,  # type: ignore[arg-type]
+                base_url=endpoint.base_url,
+                model=endpoint.model,
+                model_label=endpoint.label,
+                api_key=target.api_key,
+                results_dir=runs_dir,
+                seed=plan.seed + i // len(tasks),
+                run_id=f"s{i:04d}-{task}",
+                server_metrics=per_task_metrics or target.server_metrics,
+                otlp_endpoint=measure.otlp.get("otlp_endpoint"),
+                otlp_protocol=measure.otlp.get("otlp_protocol"),
+            )
+
+        def runner(t0: float, progress: LoadProgress) -> tuple[list[RequestRecord], list[SessionRecord]]:
+            t0_epoch = time.time() - (time.perf_counter() - t0)
+            live = LiveLoad(plan, config, gate=gate, progress=progress, t0_epoch=t0_epoch, on_log=on_log)
+            live.run()
+            return live.records, live.sessions
+
+        def admission() -> dict[str, Any]:
+            if gate is None:
+                return {"admission": None}
+            peaks = {"peak_tokens": gate.peak_tokens, "peak_sessions": gate.peak_sessions}
+            return {"admission": {"budget_tokens": gate.budget_tokens, **peaks}}
+
+        extra: dict[str, Any] = {"id": load_id, "workload": {"tasks": tasks, "agent_mode": mode}}
+        return _measure("live", first, plan, measure, runner, extra, admission)
