@@ -68,6 +68,7 @@ ReplayTokenDelay = Annotated[float, typer.Option(help="embedded replay model: de
 Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per session")]
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint")]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
+NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
 
 
 def _execute(items: list[str], o: dict[str, Any]) -> None:
@@ -107,6 +108,10 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
         path, document = run_live_load(items, plan, target, measure, mode=o["mode"], kv_budget=o["kv_budget"])
     Console().print(summary(document))
     Console().print(f"load.json: {path}")
+    if not o["no_report"]:
+        from agentrun.report import report_at_end
+
+        report_at_end(path.parent, typer.echo)
 
 
 def register(app: typer.Typer) -> None:
@@ -135,6 +140,7 @@ def register(app: typer.Typer) -> None:
         traces: Traces = True,
         otlp_endpoint: OtlpEndpoint = None,
         otlp_protocol: OtlpProtocol = None,
+        no_report: NoReport = False,
     ) -> None:
         """Put a known load of agent sessions on a server and measure what it did (see README)."""
         if items and items[0] == "compare" and not replay:

@@ -11,18 +11,21 @@ Two ways to make the load:
 Either way the server's ``/metrics`` is sampled on a clock, and the run's folder
 (``results/load-<time>-<mode>-<hex>/``) holds:
 
-``load.json`` (``format: "agentrun-load/1"``)::
+``load.json`` (``schema: "agentrun.load/1"``, the contract ``agentrun.report.load`` reads)::
 
-    id, mode ("live" | "replay"), created (ISO time), command (argv)
-    target     {base_url, model, label}
+    schema, id, mode ("live" | "replay"), label, model, tasks
+    started_at  epoch seconds; every start_s / t_s below counts from it
+    duration_s  the whole load, wall time
+    concurrency, rate, slo {ttft_s, ttfvt_s, tpot_s, e2e_s: limit (s)}
+    created (ISO time), command (argv), target {base_url, model, label}
     plan       {sessions, concurrency, rate, duration_s, warmup, seed}
     workload   replay: {name, sessions: [recorded session ids]}; live: {tasks, agent_mode}
     time_scale replay only
     aggregates {
+      ttft_s, ttfvt_s, itl_s, tpot_s, e2e_s   successful requests; itl_s pools every gap:
+                 {n, mean, min, max, p50, p90, p99, q1, q3, iqr}
       window_s                       first measured send to last measured end
       requests   {total, ok, failed, error_rate, errors_by_kind, retries, retry_causes,
-                  latency: {ttft_s, ttfvt_s, itl_s, tpot_s, e2e_s:
-                            {n, mean, min, max, p50, p90, p99, q1, q3, iqr}},
                   tokens: {prompt, cached, output, reasoning}}
       throughput {requests_per_s, output_tokens_per_s, prompt_tokens_per_s, total_tokens_per_s}
       goodput    {slo, requests, fraction, requests_per_s}
@@ -30,9 +33,10 @@ Either way the server's ``/metrics`` is sampled on a clock, and the run's folder
       sessions   {total, failed, turns, wall_s, tool_s (distributions),
                   hidden_tests_passed, hidden_tests_total, stop_reasons}
     }
-    sessions   [SessionRecord]  (agentrun.load.records)
+    sessions      [SessionRecord]  (agentrun.load.records)
+    server_series [{t_s, <figure>: value, ...}]  one sample per /metrics scrape: gauges as
+                  read, counters cumulative (figure names of agentrun.serving.prometheus)
     server     null, or {metrics_urls, interval_s,
-                         series: [{t, <figure>: value, ...}],   t: seconds from the load's start
                          windows: {samples, windows, peak_generation_tps,
                                    single_active_generation {n, median, mean, best, low, q1, q3},
                                    nonzero_generation_mean_tps, peak_prompt_tps,

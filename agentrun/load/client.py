@@ -152,6 +152,7 @@ async def send(
             failure = _classify(exc)
             if not failure.transient or attempt + 1 >= max_attempts:
                 m.error, m.error_detail = failure.kind, failure.detail[:500]
+                m.e2e_s = time.perf_counter() - m.sent
                 return m
             m.retries += 1
             m.retry_causes.append(failure.kind)

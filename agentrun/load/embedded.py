@@ -17,11 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrun.load.workload import PreparedSession, Workload
-from agentrun.replay import ReplayServer, Script, ScriptCall, ScriptTurn
-from agentrun.serving.kvsim import KVCacheSimulator
+from agentrun.replay import (
+    GPU_KV_TOKENS,
+    KVCacheSimulator,
+    ReplayServer,
+    Script,
+    ScriptCall,
+    ScriptTurn,
+    build_server,
+)
 
 REPLAY_MODEL = "replay"
-REPLAY_GPU_KV_TOKENS = 285_336  # the seed's GPU KV capacity (as the runner's replay model)
 
 
 def messages_key(messages: Sequence[dict[str, Any]]) -> bytes:
@@ -63,16 +69,18 @@ class Endpoint:
     metrics_urls: tuple[str, ...] = ()
 
 
-def _server(script: Script, *, ttft: float, token_delay: float, injector: Any = None) -> ReplayServer:
-    cache = KVCacheSimulator(gpu_tokens=REPLAY_GPU_KV_TOKENS, model_name=script.model_name)
+def _recorded_server(workload: Workload, *, ttft: float, token_delay: float) -> ReplayServer:
+    """``build_server``'s stack, with the recorded replies as the turn hook instead of faults."""
+    script = Script(turns=[], model_name=REPLAY_MODEL)
+    cache = KVCacheSimulator(gpu_tokens=GPU_KV_TOKENS, model_name=REPLAY_MODEL)
+    injector = RecordedReplies(workload)
     return ReplayServer(script, ttft=ttft, token_delay=token_delay, fault_injector=injector, cache=cache)
 
 
 @contextlib.contextmanager
 def replay_endpoint(workload: Workload, *, ttft: float, token_delay: float) -> Iterator[Endpoint]:
     """One replay server for a whole replay load (recorded replies, simulated prefix cache)."""
-    script = Script(turns=[], model_name=REPLAY_MODEL)
-    with _server(script, ttft=ttft, token_delay=token_delay, injector=RecordedReplies(workload)) as server:
+    with _recorded_server(workload, ttft=ttft, token_delay=token_delay) as server:
         label = f"replay model (recorded replies, ttft {ttft * 1000:g} ms, {token_delay * 1000:g} ms/token)"
         yield Endpoint(server.base_url, REPLAY_MODEL, label, (server.url,))
 
@@ -87,7 +95,7 @@ def task_endpoints(tasks: Sequence[str], *, ttft: float, token_delay: float) -> 
         servers = {}
         for name in dict.fromkeys(tasks):
             script = replay.script_from_task(load_task(name), model_name=REPLAY_MODEL)
-            servers[name] = stack.enter_context(_server(script, ttft=ttft, token_delay=token_delay))
+            servers[name] = stack.enter_context(build_server(script, ttft=ttft, token_delay=token_delay))
         urls = tuple(s.url for s in servers.values())
         yield {name: Endpoint(s.base_url, REPLAY_MODEL, replay.LABEL, urls) for name, s in servers.items()}
 

@@ -50,7 +50,12 @@ def records_from_trajectory(
             if kind == "request_error":
                 error = str(event.get("error") or "error")
                 start = float(pending["ts"]) - t0_epoch
-                fields = {"start_s": start, "error": _error_kind(error), "error_detail": error[:500]}
+                fields = {
+                    "start_s": start,
+                    "e2e_s": float(event["ts"]) - float(pending["ts"]),
+                    "error": _error_kind(error),
+                    "error_detail": error[:500],
+                }
                 records.append(RequestRecord.model_validate({**base, **fields}))
             else:
                 records.append(_from_completion(base, event["completion"], t0_epoch))
@@ -67,7 +72,7 @@ def _from_completion(base: dict[str, Any], completion: dict[str, Any], t0_epoch:
         "ttft_s": timings.get("ttft_s"),
         "ttfvt_s": timings.get("ttfvt_s"),
         "itl_s": list(timings.get("itl_s") or ()),
-        "e2e_s": timings.get("e2e_s"),
+        "e2e_s": float(timings.get("e2e_s") or 0.0),
         "tpot_s": tpot(timings.get("e2e_s"), timings.get("ttft_s"), tokens["output_tokens"]),
         "finish_reason": completion.get("finish_reason"),
         "retries": int(completion.get("retries") or 0),

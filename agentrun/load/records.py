@@ -26,10 +26,10 @@ class RequestRecord(BaseModel):
     ttfvt_s: float | None = None
     itl_s: list[float] = Field(default_factory=list)
     tpot_s: float | None = None
-    e2e_s: float | None = None
-    prompt_tokens: int | None = None
+    e2e_s: float = Field(default=0.0, description="to the last byte; for a failed request, to the failure")
+    prompt_tokens: int = Field(default=0, description="0 when the server reported no usage")
     cached_tokens: int | None = None
-    output_tokens: int | None = None
+    output_tokens: int = 0
     reasoning_tokens: int | None = None
     finish_reason: str | None = None
     retries: int = 0
@@ -71,14 +71,14 @@ def tpot(e2e_s: float | None, ttft_s: float | None, output_tokens: int | None) -
 def usage_fields(usage: dict[str, Any] | None) -> dict[str, int | None]:
     """Token counts from an OpenAI ``usage`` object (or agentrun's flattened ``Usage`` dump)."""
     if not usage:
-        return {"prompt_tokens": None, "cached_tokens": None, "output_tokens": None, "reasoning_tokens": None}
+        return {"prompt_tokens": 0, "cached_tokens": None, "output_tokens": 0, "reasoning_tokens": None}
     prompt_details = usage.get("prompt_tokens_details") or {}
     completion_details = usage.get("completion_tokens_details") or {}
     cached = usage.get("cached_tokens", prompt_details.get("cached_tokens"))
     reasoning = usage.get("reasoning_tokens", completion_details.get("reasoning_tokens"))
     return {
-        "prompt_tokens": usage.get("prompt_tokens"),
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "cached_tokens": cached,
-        "output_tokens": usage.get("completion_tokens"),
+        "output_tokens": int(usage.get("completion_tokens") or 0),
         "reasoning_tokens": reasoning,
     }

@@ -20,7 +20,7 @@ from rich.text import Text
 from agentrun.errors import UserError
 from agentrun.load.records import RequestRecord
 
-FORMAT = "agentrun-load/1"
+SCHEMA = "agentrun.load/1"  # the contract agentrun.report.load reads
 
 
 def write_outputs(folder: Path, document: dict[str, Any], records: list[RequestRecord]) -> Path:
@@ -45,8 +45,8 @@ def read_load(spec: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot read the load result {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UserError(f"{path} is not an agentrun load result ({FORMAT})")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise UserError(f"{path} is not an agentrun load result ({SCHEMA})")
     return data
 
 
@@ -110,7 +110,7 @@ def summary(document: dict[str, Any]) -> Group:
     for column in ("figure", "p50", "p90", "p99", "IQR"):
         table.add_column(column, justify="left" if column == "figure" else "right")
     for name in ("ttft_s", "ttfvt_s", "itl_s", "tpot_s", "e2e_s"):
-        dist = req["latency"].get(name)
+        dist = agg.get(name)
         table.add_row(
             f"{name[:-2]} (ms)", _ms(dist, "p50"), _ms(dist, "p90"), _ms(dist, "p99"), _ms(dist, "iqr")
         )

@@ -24,7 +24,7 @@ from agentrun.load.embedded import Endpoint, replay_endpoint, task_endpoints
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
 from agentrun.load.records import RequestRecord, SessionRecord
-from agentrun.load.report import FORMAT, write_outputs
+from agentrun.load.report import SCHEMA, write_outputs
 from agentrun.load.server_series import Sampler, window_stats
 from agentrun.load.stats import aggregate
 from agentrun.load.workload import PreparedSession, Workload
@@ -75,13 +75,16 @@ def _user_endpoint(target: Target) -> Iterator[Endpoint]:
         yield Endpoint(local.base_url, local.model, label, (target.server_metrics or local.root_url,))
 
 
+def _series(sampler: Sampler | None) -> list[dict[str, float]]:
+    return sampler.samples if sampler is not None else []
+
+
 def _server_block(sampler: Sampler | None, endpoint: Endpoint, interval_s: float) -> dict[str, Any] | None:
     if sampler is None or not sampler.available:
         return None
     return {
         "metrics_urls": [metrics_url(u) for u in endpoint.metrics_urls],
         "interval_s": interval_s,
-        "series": sampler.samples,
         "windows": window_stats(sampler.samples),
     }
 
@@ -108,9 +111,17 @@ def _measure(
         if sampler is not None:
             sampler.stop()
     document = {
-        "format": FORMAT,
+        "schema": SCHEMA,
         "id": folder.name,
         "mode": mode,
+        "label": endpoint.label,
+        "model": endpoint.model,
+        "tasks": extra.pop("tasks"),
+        "started_at": started,
+        "duration_s": time.perf_counter() - t0,
+        "concurrency": plan.concurrency,
+        "rate": plan.rate,
+        "slo": measure.slo,
         "created": dt.datetime.fromtimestamp(started, tz=dt.UTC).isoformat(),
         "command": sys.argv,
         "target": {"base_url": endpoint.base_url, "model": endpoint.model, "label": endpoint.label},
@@ -118,6 +129,7 @@ def _measure(
         **extra,
         "aggregates": aggregate(records, sessions, measure.slo),
         "sessions": [s.model_dump(mode="json") for s in sorted(sessions, key=lambda s: s.session)],
+        "server_series": _series(sampler),
         "server": _server_block(sampler, endpoint, measure.sample_interval_s),
         **(after() if after else {}),
     }
@@ -154,6 +166,7 @@ def run_replay_load(
 
         extra = {
             "id": load_id,
+            "tasks": sorted({s.task for s in workload.sessions if s.task}),
             "time_scale": time_scale,
             "workload": {"name": workload.name, "sessions": [s.id for s in workload.sessions]},
         }
@@ -227,5 +240,9 @@ def run_live_load(
             peaks = {"peak_tokens": gate.peak_tokens, "peak_sessions": gate.peak_sessions}
             return {"admission": {"budget_tokens": gate.budget_tokens, **peaks}}
 
-        extra: dict[str, Any] = {"id": load_id, "workload": {"tasks": tasks, "agent_mode": mode}}
+        extra: dict[str, Any] = {
+            "id": load_id,
+            "tasks": tasks,
+            "workload": {"tasks": tasks, "agent_mode": mode},
+        }
         return _measure("live", first, plan, measure, runner, extra, admission)

@@ -2,8 +2,8 @@
 
 A ``Sampler`` thread scrapes every ``interval_s`` (prometheus_client's text parser, through
 ``agentrun.serving.prometheus``, so vLLM, SGLang and llama.cpp series land on the same
-figure names) and keeps one sample per scrape: ``{"t": seconds since the load started,
-figure: value, ...}``. ``window_stats`` then reduces consecutive samples to *windows*, as the
+figure names) and keeps one sample per scrape: ``{"t_s": seconds since the load started,
+figure: value, ...}`` with ``t_s`` in seconds since the load started. ``window_stats`` then reduces consecutive samples to *windows*, as the
 seed's author did with vLLM's 10-second log lines:
 
 * generation and prompt throughput per window (counter delta over the window's length);
@@ -55,7 +55,7 @@ class Sampler:
         if not values:
             return
         self.snapshots.append(ServerCounters(values=values))
-        self.samples.append({"t": round(taken, 4), **values})
+        self.samples.append({"t_s": round(taken, 4), **values})
 
     def _run(self) -> None:
         next_at = time.perf_counter()
@@ -79,9 +79,9 @@ class Sampler:
 
 
 def _rate(a: Sample, b: Sample, name: str) -> float | None:
-    if name not in a or name not in b or b["t"] <= a["t"] or b[name] < a[name]:
+    if name not in a or name not in b or b["t_s"] <= a["t_s"] or b[name] < a[name]:
         return None
-    return (b[name] - a[name]) / (b["t"] - a["t"])
+    return (b[name] - a[name]) / (b["t_s"] - a["t_s"])
 
 
 def windows(samples: Sequence[Sample]) -> list[dict[str, Any]]:
@@ -92,8 +92,8 @@ def windows(samples: Sequence[Sample]) -> list[dict[str, Any]]:
         accepted = b.get("spec_decode_accepted_tokens", 0.0) - a.get("spec_decode_accepted_tokens", 0.0)
         rows.append(
             {
-                "t": b["t"],
-                "length_s": b["t"] - a["t"],
+                "t_s": b["t_s"],
+                "length_s": b["t_s"] - a["t_s"],
                 "generation_tps": _rate(a, b, "generation_tokens"),
                 "prompt_tps": _rate(a, b, "prompt_tokens"),
                 "running": (a.get("num_requests_running"), b.get("num_requests_running")),
@@ -123,8 +123,8 @@ def window_stats(samples: Sequence[Sample]) -> dict[str, Any]:
     nonzero = [g for g in generation if g > 0]
     totals: dict[str, float] = {}
     if len(samples) >= 2:
-        first = ServerCounters(values={k: v for k, v in samples[0].items() if k != "t"})
-        last = ServerCounters(values={k: v for k, v in samples[-1].items() if k != "t"})
+        first = ServerCounters(values={k: v for k, v in samples[0].items() if k != "t_s"})
+        last = ServerCounters(values={k: v for k, v in samples[-1].items() if k != "t_s"})
         totals = delta(first, last)
     return {
         "samples": len(samples),

@@ -1,5 +1,9 @@
 """Aggregates of a load run, computed from the per-request and per-session records alone.
 
+The latency distributions (``ttft_s``, ``ttfvt_s``, ``itl_s``, ``tpot_s``, ``e2e_s``) sit at
+the top of ``aggregates``, where the report page looks for them; they cover successful
+requests only.
+
 Percentiles interpolate linearly between order statistics (numpy's default, and
 ``statistics.quantiles(method="inclusive")``); the IQR is ``p75 - p25`` by the same rule.
 Warm-up sessions are left out of everything here. Throughput is over the measured window:
@@ -55,7 +59,8 @@ def distribution(values: Iterable[float | None]) -> dict[str, float] | None:
 
 
 def parse_slo(text: str | None) -> dict[str, float]:
-    """``ttft=2,tpot=0.05,e2e=60`` -> ``{"ttft": 2.0, ...}``; bad input is a ``UserError``."""
+    """``ttft=2,tpot=0.05,e2e=60`` -> ``{"ttft_s": 2.0, ...}`` (record field names); bad input is
+    a ``UserError``."""
     out: dict[str, float] = {}
     for part in (text or "").split(","):
         if not part.strip():
@@ -69,16 +74,16 @@ def parse_slo(text: str | None) -> dict[str, float]:
         if not sep or key not in SLO_FIGURES or limit <= 0:
             names = ", ".join(SLO_FIGURES)
             raise UserError(f"--slo {text!r}: expected NAME=SECONDS,... with names from {names}")
-        out[key] = limit
+        out[SLO_FIGURES[key]] = limit
     return out
 
 
 def meets(record: RequestRecord, slo: dict[str, float]) -> bool:
     if not record.ok:
         return False
-    for key, limit in slo.items():
-        value = getattr(record, SLO_FIGURES[key])
-        if value is None and key == "tpot":
+    for name, limit in slo.items():
+        value = getattr(record, name)
+        if value is None and name == "tpot_s":
             continue
         if value is None or value > limit:
             return False
@@ -129,6 +134,7 @@ def request_figures(records: Sequence[RequestRecord]) -> dict[str, Any]:
     latency = {name: distribution(getattr(r, name) for r in ok) for name in LATENCIES if name != "itl_s"}
     latency["itl_s"] = distribution(gap for r in ok for gap in r.itl_s)
     return {
+        "latency": latency,
         "total": len(records),
         "ok": len(ok),
         "failed": len(records) - len(ok),
@@ -136,7 +142,6 @@ def request_figures(records: Sequence[RequestRecord]) -> dict[str, Any]:
         "errors_by_kind": dict(sorted(Counter(r.error for r in records if r.error).items())),
         "retries": sum(r.retries for r in records),
         "retry_causes": dict(sorted(Counter(c for r in records for c in r.retry_causes).items())),
-        "latency": latency,
         "tokens": {
             "prompt": _sum(r.prompt_tokens for r in ok),
             "cached": _sum(r.cached_tokens for r in ok),
@@ -167,10 +172,11 @@ def aggregate(
     measured = [r for r in records if not r.warmup]
     window = _window(measured)
     figures = request_figures(measured)
-    tokens = figures["tokens"]
+    latency, tokens = figures.pop("latency"), figures["tokens"]
     good = sum(1 for r in measured if meets(r, slo))
     output, prompt = tokens["output"], tokens["prompt"]
     return {
+        **latency,
         "window_s": window,
         "requests": figures,
         "throughput": {

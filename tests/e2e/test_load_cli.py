@@ -27,8 +27,8 @@ def test_replay_a_shipped_recording_then_compare(tmp_path: Path) -> None:
     document = json.loads((folders[0] / "load.json").read_text())
     assert document["mode"] == "replay" and document["plan"]["concurrency"] == 2
     assert document["aggregates"]["requests"]["total"] == 33
-    assert document["aggregates"]["goodput"]["slo"] == {"ttft": 1.0, "e2e": 30.0}
-    assert document["server"]["series"]
+    assert document["aggregates"]["goodput"]["slo"] == {"ttft_s": 1.0, "e2e_s": 30.0}
+    assert document["server_series"] and document["schema"] == "agentrun.load/1"
     proc = run_cli("load", "compare", str(folders[0]), str(folders[0] / "load.json"))
     assert proc.returncode == 0, proc.stderr
     assert "throughput.requests_per_s" in " ".join(proc.stdout.split())

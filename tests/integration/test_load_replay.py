@@ -105,7 +105,7 @@ def test_aggregates_are_recomputed_from_requests_jsonl(tmp_path: Path) -> None:
     plan = LoadPlan.make(
         sessions=4, concurrency=2, rate=None, duration_s=None, warmup=1, seed=0, default_sessions=1
     )
-    measure = Measure(results_dir=tmp_path, sample_interval_s=0.2, slo={"ttft": 0.05, "e2e": 1.0})
+    measure = Measure(results_dir=tmp_path, sample_interval_s=0.2, slo={"ttft_s": 0.05, "e2e_s": 1.0})
     target = Target(replay_ttft=0.01, replay_token_delay=0.0005)
     path, _ = run_replay_load(load_workload(["todo-cli"]), plan, target, measure, time_scale=0.1)
     document = json.loads(path.read_text())
@@ -116,9 +116,9 @@ def test_aggregates_are_recomputed_from_requests_jsonl(tmp_path: Path) -> None:
     agg = document["aggregates"]
     for name in ("ttft_s", "ttfvt_s", "tpot_s", "e2e_s"):
         _check_distribution(
-            agg["requests"]["latency"][name], [r[name] for r in measured if r[name] is not None]
+            agg[name], [r[name] for r in measured if r[name] is not None]
         )
-    _check_distribution(agg["requests"]["latency"]["itl_s"], [g for r in measured for g in r["itl_s"]])
+    _check_distribution(agg["itl_s"], [g for r in measured for g in r["itl_s"]])
     window = max(r["start_s"] + r["e2e_s"] for r in measured) - min(r["start_s"] for r in measured)
     assert agg["window_s"] == pytest.approx(window)
     output = sum(r["output_tokens"] for r in measured)
@@ -135,8 +135,8 @@ def test_aggregates_are_recomputed_from_requests_jsonl(tmp_path: Path) -> None:
     assert agg["requests"]["error_rate"] == 0.0 and agg["sessions"]["total"] == 3
     # the embedded replay model's series: one server, its counters sampled and reduced to windows
     server = document["server"]
-    assert len(server["metrics_urls"]) == 1 and len(server["series"]) >= 2
-    last = server["series"][-1]
+    assert len(server["metrics_urls"]) == 1 and len(document["server_series"]) >= 2
+    last = document["server_series"][-1]
     assert last["generation_tokens"] == sum(r["output_tokens"] for r in records)
     assert server["windows"]["totals"]["prefix_cache_hit_rate"] > 0.5
     assert server["windows"]["peak_running"] >= 1
@@ -145,6 +145,12 @@ def test_aggregates_are_recomputed_from_requests_jsonl(tmp_path: Path) -> None:
     spans = [json.loads(line) for line in traces[1].read_text().splitlines()]
     assert sum(1 for s in spans if s["name"].startswith("chat")) == 11
     assert len({s["trace_id"] for s in spans}) == 1
+    # the report page reads this load.json as its contract says
+    from agentrun.report.sources import read_load
+
+    page = read_load(path.parent).load
+    assert len(page.requests) == 44 and page.server_series and page.duration_s >= window
+    assert page.slo == {"ttft_s": 0.05, "e2e_s": 1.0}
 
 
 def test_model_client_records_every_gap_between_output_chunks() -> None:

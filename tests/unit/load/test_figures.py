@@ -77,7 +77,7 @@ def test_llamacpp_series_land_on_the_same_figures() -> None:
 
 
 def _sample(t: float, gen: float, running: float, **more: float) -> dict[str, float]:
-    return {"t": t, "generation_tokens": gen, "num_requests_running": running, **more}
+    return {"t_s": t, "generation_tokens": gen, "num_requests_running": running, **more}
 
 
 def test_window_stats_follow_the_seed_report() -> None:
@@ -99,15 +99,15 @@ def test_window_stats_follow_the_seed_report() -> None:
 
 def test_draft_acceptance_by_window_and_over_the_load() -> None:
     samples = [
-        {"t": 0, "spec_decode_draft_tokens": 0, "spec_decode_accepted_tokens": 0, "spec_decode_drafts": 0},
+        {"t_s": 0, "spec_decode_draft_tokens": 0, "spec_decode_accepted_tokens": 0, "spec_decode_drafts": 0},
         {
-            "t": 1,
+            "t_s": 1,
             "spec_decode_draft_tokens": 100,
             "spec_decode_accepted_tokens": 80,
             "spec_decode_drafts": 20,
         },
         {
-            "t": 2,
+            "t_s": 2,
             "spec_decode_draft_tokens": 200,
             "spec_decode_accepted_tokens": 140,
             "spec_decode_drafts": 40,
@@ -137,7 +137,7 @@ def test_distribution_matches_statistics_quantiles() -> None:
 
 def test_slo_parsing_and_meeting() -> None:
     slo = parse_slo("ttft=2,tpot=0.05, e2e=60")
-    assert slo == {"ttft": 2.0, "tpot": 0.05, "e2e": 60.0}
+    assert slo == {"ttft_s": 2.0, "tpot_s": 0.05, "e2e_s": 60.0}
     fast = RequestRecord(session="s", index=0, ttft_s=1.0, tpot_s=None, e2e_s=5.0)
     assert meets(fast, slo)  # a one-token reply has no TPOT: not a failure
     assert not meets(fast.model_copy(update={"ttft_s": 2.5}), slo)
