@@ -7,7 +7,9 @@ so the client's cost per chunk stays small and does not pile up behind other ses
 
 The body is posted as the prepared bytes (no re-encoding: byte-identical on every run).
 Transient failures (no connection, timeouts, HTTP 408/429/5xx, a stream cut short or
-without a finish reason) are retried with backoff, each cause kept by kind.
+without a finish reason) are retried with backoff, each cause kept by kind, named as the
+model client's ``RetryCause`` (``agentrun.messages``); a non-transient HTTP status is
+``http_status`` with the code in the detail.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ async def _attempt(client: httpx2.AsyncClient, url: str, body: bytes, m: Measure
             text = (await response.aread()).decode(errors="replace")[:300]
             status = response.status_code
             transient = status in _RETRY_STATUS or status >= 500
-            raise _Failure(f"http_{status}", text, transient=transient)
+            kind = "rate_limited" if status == 429 else "http_status"
+            raise _Failure(kind, f"HTTP {status}: {text}", transient=transient)
         done = False
         async for line in response.aiter_lines():
             if done or not line.startswith("data:"):
@@ -119,12 +122,12 @@ async def _attempt(client: httpx2.AsyncClient, url: str, body: bytes, m: Measure
             try:
                 chunk = json.loads(data)
             except ValueError as exc:
-                raise _Failure("invalid_json", str(exc), transient=True) from None
+                raise _Failure("invalid_sse", str(exc), transient=True) from None
             if isinstance(chunk, dict):
                 _feed(m, chunk, now, last)
     m.e2e_s = time.perf_counter() - t0
     if m.finish_reason is None:
-        raise _Failure("no_finish_reason", "stream ended without a finish_reason", transient=True)
+        raise _Failure("incomplete_stream", "stream ended without a finish_reason", transient=True)
 
 
 def _classify(exc: Exception) -> _Failure:
@@ -135,7 +138,7 @@ def _classify(exc: Exception) -> _Failure:
     if isinstance(exc, httpx2.TimeoutException):
         return _Failure("timeout", str(exc) or type(exc).__name__, transient=True)
     if isinstance(exc, httpx2.TransportError):
-        return _Failure("stream_broken", str(exc) or type(exc).__name__, transient=True)
+        return _Failure("reset_during_stream", str(exc) or type(exc).__name__, transient=True)
     return _Failure(type(exc).__name__, str(exc), transient=False)
 
 

@@ -76,6 +76,7 @@ def _from_completion(base: dict[str, Any], completion: dict[str, Any], t0_epoch:
         "tpot_s": tpot(timings.get("e2e_s"), timings.get("ttft_s"), tokens["output_tokens"]),
         "finish_reason": completion.get("finish_reason"),
         "retries": int(completion.get("retries") or 0),
+        "retry_causes": [a.get("cause", "") for a in completion.get("attempts") or ()],
     }
     return RequestRecord.model_validate({**base, **fields, **tokens})
 

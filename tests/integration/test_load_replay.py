@@ -115,9 +115,7 @@ def test_aggregates_are_recomputed_from_requests_jsonl(tmp_path: Path) -> None:
     assert len(measured) == 33 and {r["session"] for r in records if r["warmup"]} == {"s0000"}
     agg = document["aggregates"]
     for name in ("ttft_s", "ttfvt_s", "tpot_s", "e2e_s"):
-        _check_distribution(
-            agg[name], [r[name] for r in measured if r[name] is not None]
-        )
+        _check_distribution(agg[name], [r[name] for r in measured if r[name] is not None])
     _check_distribution(agg["itl_s"], [g for r in measured for g in r["itl_s"]])
     window = max(r["start_s"] + r["e2e_s"] for r in measured) - min(r["start_s"] for r in measured)
     assert agg["window_s"] == pytest.approx(window)
