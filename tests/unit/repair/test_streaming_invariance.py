@@ -2,7 +2,7 @@
 was cut into chunks, for every family in the corpus.
 
 The corrector only ever sees the message the model client assembled from the SSE deltas
-(``agentrun.model._Assembly``), so the property is checked on assembly + correction together:
+(``agentrun.model._stream.Assembly``), so the property is checked on assembly + correction together:
 content, reasoning and native tool-call arguments are cut at arbitrary points (through
 multi-byte characters and special tokens alike), fed as OpenAI stream chunks, and the
 correction must equal the one of the whole message.
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from agentrun.commands.repair import _message, load_tools
 from agentrun.messages import Message
-from agentrun.model import _Assembly
+from agentrun.model._stream import Assembly as _Assembly
 from agentrun.repair import Correction, correct
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "repair"
