@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 from pathlib import Path
@@ -83,3 +85,21 @@ def test_cli_bad_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = run_cli("report", str(tmp_path / "run"), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"report: {(tmp_path / 'run' / 'report.html').resolve()}"
+
+
+def _bundle_header(html: str) -> bytes:
+    packed = re.search(r'id="plotly-gz">([^<]*)<', html)
+    assert packed
+    return gzip.decompress(base64.b64decode(packed.group(1)))[:120]
+
+
+def test_pages_inline_the_cartesian_bundle_unless_a_trace_needs_the_full_one(tmp_path: Path) -> None:
+    import plotly.graph_objects as go
+
+    from agentrun.report.html import Plot, render
+
+    write_run_folder(tmp_path / "run")
+    assert b"plotly.js (cartesian - minified)" in _bundle_header(write_report([tmp_path / "run"]).read_text())
+    gl = Plot("gl", "gl", go.Figure(go.Scattergl(x=[1], y=[1])))
+    full = render("base.html.j2", title="t", plots=[gl], context={"kind": "test"})
+    assert b"cartesian" not in _bundle_header(full) and b"plotly.js v" in _bundle_header(full)

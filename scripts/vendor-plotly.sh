@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Refresh agentrun/report/vendor/: plotly.js's cartesian partial bundle (bar, box, scatter, pie,
+# heatmap, histogram, ... : every trace the report pages draw) from the npm registry, gzipped.
+# Its version follows the plotly.js that the installed plotly (pip) bundles, so figures built by
+# plotly.py are read by the same plotly.js. Why a partial bundle: evaluating the full 4.8 MB
+# plotly.min.js is most of a page's open time (BENCHMARKS.md, "Report page").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version="$(.venv/bin/python -c 'import re, plotly.offline as o; print(re.search(r"plotly.js v([0-9.]+)", o.get_plotlyjs()[:400]).group(1))')"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && npm pack --silent "plotly.js-cartesian-dist-min@$version" >/dev/null && tar xzf ./*.tgz)
+gzip -9n < "$tmp/package/plotly-cartesian.min.js" > agentrun/report/vendor/plotly-cartesian.min.js.gz
+cp "$tmp/package/LICENSE" agentrun/report/vendor/LICENSE-plotly.js
+echo "$version" > agentrun/report/vendor/plotly-cartesian.version
+echo "vendored plotly.js-cartesian-dist-min $version" >&2
