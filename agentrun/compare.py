@@ -8,7 +8,6 @@ them both modes see the same clean calls.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -19,9 +18,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 from rich.table import Table
 
-from agentrun import localmodel
-from agentrun.localmodel import LOCAL_MODEL_NAME
-from agentrun.runner import RunConfig, RunResult, median_present, run_task
+from agentrun.config import RunConfig
+from agentrun.endpoints import shared_endpoint, uses_replay
+from agentrun.results import RunResult, median_present
+from agentrun.runner import run_task
 from agentrun.serving.admission import AdmissionGate
 
 MODES = ("direct", "corrected")
@@ -112,17 +112,11 @@ def run_comparison(
     folder = (base.results_dir / f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}").resolve()
     folder.mkdir(parents=True, exist_ok=True)
     faults = base.faults
-    if base.base_url is None and base.model is None and faults == 0.0:
+    if uses_replay(base) and faults == 0.0:
         faults = DEFAULT_REPLAY_FAULTS
     seeds = [base.seed + i for i in range(trials)]
     gate = AdmissionGate(kv_budget) if kv_budget else None
-    with contextlib.ExitStack() as stack:
-        if base.model == LOCAL_MODEL_NAME and base.base_url is None:  # one server for every trial
-            server = stack.enter_context(localmodel.serve())
-            label = f"local model {server.model} (llama.cpp on this CPU)"
-            base = base.model_copy(
-                update={"base_url": server.base_url, "model": server.model, "model_label": label}
-            )
+    with shared_endpoint(base) as base:  # e.g. one local model server for every trial
         runs = _run_all(base, seeds, faults, folder, gate, concurrency, on_run, run_kwargs)
     comparison = Comparison(
         task=base.task,

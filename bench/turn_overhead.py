@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentrun.runner import RunConfig, run_task
+from agentrun.config import RunConfig
+from agentrun.runner import run_task
 from agentrun.trajectory import read_trajectory
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrun.messages import Tally, Usage
-from agentrun.runner import RunResult
+from agentrun.results import RunResult
 from agentrun.trajectory import Trajectory
 
 HOSTILE = "</script><script>window.__owned = 1</script><b>bold</b>"

@@ -13,10 +13,12 @@ from rich.console import Console
 from rich.table import Table
 
 from agentrun.agent import RunStats
+from agentrun.config import AgentKind, RunConfig
 from agentrun.errors import UserError
 from agentrun.messages import Completion, Mode
 from agentrun.report import report_at_end
-from agentrun.runner import AgentKind, RunConfig, RunResult, run_task
+from agentrun.results import RunResult
+from agentrun.runner import run_task
 from agentrun.tasks import list_tasks, load_task
 
 console = Console(stderr=True, highlight=False)

@@ -18,7 +18,7 @@ from agentrun.compare import MODES, ModeSummary, summarize
 from agentrun.report.html import Plot, base_layout, format_number
 from agentrun.report.run_page import links
 from agentrun.report.sources import CompareFolder, RunFolder
-from agentrun.runner import RunResult
+from agentrun.results import RunResult
 
 COLORS = ("#e45756", "#4c78a8", "#54a24b", "#f58518", "#b279a2", "#72b7b2", "#9d755d", "#bab0ac")
 DOT_METRICS: tuple[tuple[str, Callable[[RunResult], float]], ...] = (

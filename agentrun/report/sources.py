@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from agentrun.compare import Comparison
 from agentrun.errors import UserError
 from agentrun.report.load import LoadFile
-from agentrun.runner import RunResult
+from agentrun.results import RunResult
 from agentrun.trajectory import read_trajectory
 
 Kind = Literal["run", "compare", "load"]

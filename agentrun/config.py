@@ -1,0 +1,45 @@
+"""``RunConfig``: everything one run needs, built by the CLI from flags, env and defaults.
+
+It has a module of its own so the runner, the endpoint choice and ``compare`` can all read it
+without importing each other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentrun.messages import Mode
+
+__all__ = ["AgentKind", "RunConfig"]
+
+AgentKind = Literal["model", "oracle"]
+
+
+class RunConfig(BaseModel):
+    """Everything one run needs; built by the CLI from flags, env and defaults."""
+
+    task: str
+    mode: Mode = "corrected"
+    agent: AgentKind = "model"
+    base_url: str | None = Field(default=None, description="None: the embedded replay model")
+    model: str | None = None
+    api_key: str = "EMPTY"
+    request_timeout: float = Field(default=600.0, gt=0, description="seconds an attempt may wait for a byte")
+    temperature: float | None = None
+    results_dir: Path = Path("results")
+    seed: int = 0
+    faults: float = 0.0
+    fault_mix: str = "mixed"
+    replay_ttft: float = 0.0
+    replay_token_delay: float = 0.0
+    max_turns: int | None = None
+    base_image: str | None = None
+    server_metrics: str | None = None
+    otlp_endpoint: str | None = None
+    otlp_protocol: str | None = None
+    capture_content: bool = False
+    run_id: str | None = None
+    model_label: str | None = Field(default=None, description="how the model is named in output")

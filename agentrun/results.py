@@ -1,0 +1,93 @@
+"""``RunResult``: what one run wrote to ``results/<run-id>/result.json``, and its summaries."""
+
+from __future__ import annotations
+
+import secrets
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agentrun.config import AgentKind
+from agentrun.messages import Completion, Mode, Tally, Usage
+
+__all__ = ["RunResult", "TimingSummary", "ToolCallCounts", "median_present", "new_run_id", "timing_summary"]
+
+
+class ToolCallCounts(BaseModel):
+    total: int = 0
+    ok: int = 0
+    failed: int = 0
+    repaired: dict[str, int] = Field(default_factory=dict)
+
+
+class TimingSummary(BaseModel):
+    ttft_median_s: float | None = None
+    ttfvt_median_s: float | None = None
+    decode_tps_median: float | None = None
+    model_time_s: float = 0.0
+    wall_s: float = 0.0
+
+
+class RunResult(BaseModel):
+    """``results/<run-id>/result.json``."""
+
+    run_id: str
+    task: str
+    mode: Mode
+    agent: AgentKind
+    model: str
+    model_label: str = ""
+    base_url: str | None = None
+    seed: int = 0
+    faults: float = 0.0
+    stop_reason: str = "not_started"
+    error: str | None = None
+    hidden_tests: Tally = Field(default_factory=Tally)
+    own_tests: Tally = Field(default_factory=Tally)
+    reward: float | None = None
+    verdict: Literal["not_graded", "graded", "invalid"] = "not_graded"
+    invalid_reason: str | None = Field(default=None, description="why the grade could not be believed")
+    turns: int = 0
+    requests: int = 0
+    retries: int = 0
+    retry_causes: dict[str, int] = Field(default_factory=dict)
+    retry_usage: Usage = Field(default_factory=Usage, description="spent on failed attempts; not in usage")
+    reasks: int = 0
+    tool_calls: ToolCallCounts = Field(default_factory=ToolCallCounts)
+    usage: Usage = Field(default_factory=Usage)
+    timings: TimingSummary = Field(default_factory=TimingSummary)
+    artifact: dict[str, Any] | None = None
+    server: dict[str, float] | None = None
+    image: str | None = None
+    network: bool = False
+    trace_id: str | None = None
+    started_at: float = 0.0
+    results_path: str = ""
+
+    @property
+    def passed(self) -> bool:
+        hidden = self.hidden_tests
+        return self.verdict != "invalid" and hidden.total > 0 and hidden.passed == hidden.total
+
+
+def new_run_id(task: str, mode: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{task}-{mode}-{secrets.token_hex(3)}"
+
+
+def median_present(values: Sequence[float | int | None]) -> float | None:
+    """The median of the values that are there (None is "not measured"), or None if none are."""
+    present = [float(v) for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
+
+
+def timing_summary(completions: list[Completion], wall_s: float) -> TimingSummary:
+    return TimingSummary(
+        ttft_median_s=median_present([c.timings.ttft_s for c in completions]),
+        ttfvt_median_s=median_present([c.timings.ttfvt_s for c in completions]),
+        decode_tps_median=median_present([c.timings.decode_tps for c in completions]),
+        model_time_s=sum(c.timings.e2e_s for c in completions),
+        wall_s=wall_s,
+    )
