@@ -15,7 +15,9 @@ SGLang (``--enable-metrics``) and llama.cpp (``llama-server --metrics``) name th
 figures differently; their series follow vLLM's in each list. SGLang counts cached prompt
 tokens by ``cache_source`` (``device`` is its GPU radix cache, ``host`` the hierarchical CPU
 cache) and queries its cache with every prompt token, so its prompt-token counter stands in
-for the queries. llama.cpp reports no prefix-cache, preemption or speculative series.
+for the queries. llama.cpp counts computed and cached prompt tokens apart
+(``llamacpp:prompt_tokens_total`` excludes the cached ones); it reports no preemption or
+KV-offload series.
 """
 
 from __future__ import annotations
@@ -87,9 +89,18 @@ FIGURES: dict[str, tuple[Series, ...]] = {
         _s("vllm:kv_offload_total_time_total", transfer_type="CPU_to_GPU"),
     ),
     # speculative decoding
-    "spec_decode_drafts": (_s("vllm:spec_decode_num_drafts_total"),),
-    "spec_decode_draft_tokens": (_s("vllm:spec_decode_num_draft_tokens_total"),),
-    "spec_decode_accepted_tokens": (_s("vllm:spec_decode_num_accepted_tokens_total"),),
+    "spec_decode_drafts": (
+        _s("vllm:spec_decode_num_drafts_total"),
+        _s("llamacpp:spec_decode_num_drafts_total"),
+    ),
+    "spec_decode_draft_tokens": (
+        _s("vllm:spec_decode_num_draft_tokens_total"),
+        _s("llamacpp:spec_decode_num_draft_tokens_total"),
+    ),
+    "spec_decode_accepted_tokens": (
+        _s("vllm:spec_decode_num_accepted_tokens_total"),
+        _s("llamacpp:spec_decode_num_accepted_tokens_total"),
+    ),
     # gauges: a delta reports the value after, not a difference
     "num_requests_running": (
         _s("vllm:num_requests_running"),
@@ -171,7 +182,25 @@ def parse_counters(text: str, *, model: str | None = None) -> ServerCounters:
                 total = float(sum(matches))
                 values[figure] = total / len(matches) if figure in _MEANS else total
                 break
+    values.update(_llamacpp_prompt(seen))
     return ServerCounters(values=values, cache_config=cache_config)
+
+
+def _llamacpp_prompt(seen: dict[str, list[tuple[dict[str, str], float]]]) -> dict[str, float]:
+    """llama.cpp counts computed and cached prompt tokens apart: vLLM's prompt-token and
+    prefix-cache query figures are their sum, the hits are the cached ones."""
+    cached = seen.get("llamacpp:prompt_tokens_cached_total")
+    computed = seen.get("llamacpp:prompt_tokens_total")
+    if not cached or not computed:
+        return {}
+    hits = float(sum(v for _, v in cached))
+    total = float(sum(v for _, v in computed)) + hits
+    return {
+        "prompt_tokens": total,
+        "prefix_cache_queries": total,
+        "prefix_cache_hits": hits,
+        "prompt_tokens_cached": hits,
+    }
 
 
 def delta(before: ServerCounters, after: ServerCounters) -> dict[str, float]:

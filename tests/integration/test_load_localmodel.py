@@ -1,0 +1,72 @@
+"""A short replay load on the real local model: llama-server's own /metrics series recorded, and
+its prefix cache reused by every request that extends the previous one. Runs where the local
+model is prepared (as tests/integration/test_localmodel.py); AGENTRUN_LOCAL_MODEL_TESTS=1
+prepares it first."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agentrun import localmodel
+from agentrun.load.plan import LoadPlan
+from agentrun.load.run import Measure, Target, run_replay_load
+from agentrun.load.workload import RecordedRequest, RecordedSession, Workload
+
+pytestmark = pytest.mark.slow
+
+SYSTEM = "You are a terse assistant. Answer in at most five words."
+
+
+def _workload() -> Workload:
+    """Three requests, each the previous prompt plus one recorded exchange."""
+    turns = ["Name a colour.", "Name a fruit.", "Name a planet."]
+    replies = ["Blue.", "Apple.", "Mars."]
+    requests = []
+    for k, question in enumerate(turns):
+        new = [{"role": "system", "content": SYSTEM}] if k == 0 else []
+        if k > 0:
+            new.append({"role": "assistant", "content": replies[k - 1]})
+        new.append({"role": "user", "content": question})
+        requests.append(RecordedRequest(turn=k + 1, new_messages=new, max_tokens=8, temperature=0.0))
+    return Workload(name="three questions", sessions=[RecordedSession(id="q3", requests=requests)])
+
+
+@pytest.fixture(scope="module")
+def prepared() -> None:
+    if not localmodel.is_prepared():
+        if os.environ.get("AGENTRUN_LOCAL_MODEL_TESTS") != "1":
+            pytest.skip(
+                "the local model is not prepared (run `agentrun local-model prepare`, "
+                "or set AGENTRUN_LOCAL_MODEL_TESTS=1 to prepare it here)"
+            )
+        localmodel.prepare()
+
+
+def test_replay_load_records_llama_server_metrics_and_prefix_reuse(prepared: None, tmp_path: Path) -> None:
+    plan = LoadPlan.make(
+        sessions=1, concurrency=1, rate=None, duration_s=None, warmup=0, seed=0, default_sessions=1
+    )
+    measure = Measure(results_dir=tmp_path, sample_interval_s=0.5, traces=False)
+    path, _ = run_replay_load(_workload(), plan, Target(model="local"), measure, time_scale=0)
+    document = json.loads(path.read_text())
+    requests = document["requests"]
+    assert [r["error"] for r in requests] == [None, None, None], requests
+    assert document["label"].startswith("local model")
+    # llama.cpp reports the reuse per request: later prompts start with the earlier one
+    assert all(r["cached_tokens"] and r["cached_tokens"] > 0 for r in requests[1:])
+    assert all(r["ttft_s"] is not None and r["output_tokens"] >= 1 for r in requests)
+    # ... and on its own /metrics, mapped to the same figure names as vLLM's
+    series = document["server_series"]
+    assert len(series) >= 2
+    first, last = series[0], series[-1]
+    assert {"prompt_tokens", "generation_tokens", "prefix_cache_hits", "num_requests_running"} <= set(last)
+    assert last["generation_tokens"] - first["generation_tokens"] == sum(r["output_tokens"] for r in requests)
+    assert last["prefix_cache_hits"] - first["prefix_cache_hits"] >= sum(r["cached_tokens"] for r in requests[1:])
+    totals = document["server"]["windows"]["totals"]
+    assert 0 < totals["prefix_cache_hit_rate"] < 1
+    reuse = {row["depth"]: row["hit_rate"] for row in document["aggregates"]["prefix_cache_by_depth"]}
+    assert reuse[0] < reuse[2] and reuse[2] > 0.5
