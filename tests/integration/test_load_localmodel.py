@@ -65,7 +65,9 @@ def test_replay_load_records_llama_server_metrics_and_prefix_reuse(prepared: Non
     first, last = series[0], series[-1]
     assert {"prompt_tokens", "generation_tokens", "prefix_cache_hits", "num_requests_running"} <= set(last)
     assert last["generation_tokens"] - first["generation_tokens"] == sum(r["output_tokens"] for r in requests)
-    assert last["prefix_cache_hits"] - first["prefix_cache_hits"] >= sum(r["cached_tokens"] for r in requests[1:])
+    assert last["prefix_cache_hits"] - first["prefix_cache_hits"] >= sum(
+        r["cached_tokens"] for r in requests[1:]
+    )
     totals = document["server"]["windows"]["totals"]
     assert 0 < totals["prefix_cache_hit_rate"] < 1
     reuse = {row["depth"]: row["hit_rate"] for row in document["aggregates"]["prefix_cache_by_depth"]}
