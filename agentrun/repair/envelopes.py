@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
+from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
@@ -218,9 +219,15 @@ _ACTION_RE = re.compile(r"<\|action_start\|>\s*<\|plugin\|>(.*?)(?:<\|action_end
 
 
 def extract_python_tag(text: str) -> list[Found]:
-    """Llama 3.x ``<|python_tag|>{"name": .., "parameters": {..}}`` (several joined by ``;``)."""
+    """Llama 3.x ``<|python_tag|>{"name": .., "parameters": {..}}`` (several joined by ``;``), and
+    its built-in tool syntax ``<|python_tag|>python.call(code="..")`` (llama.cpp test-chat)."""
     found: list[Found] = []
     for m in _PY_TAG_RE.finditer(text):
+        body = m.group(1).strip()
+        calls = None if body.startswith(("{", "[")) else parse_calls(body)
+        if calls:
+            found.extend(Found(n, a, m.start(), m.end(), "llama3_builtin") for n, a in calls)
+            continue
         found.extend(json_calls(m.group(1), m.start(), m.end(), "llama3_json", strict=True))
     return found
 

@@ -126,15 +126,17 @@ def remove_spans(text: str, spans: list[tuple[int, int]]) -> str | None:
 
 
 _THINK_RE = re.compile(
-    r"^\s*(?:<think>|<seed:think>|<\|START_THINKING\|>)?(.*?)(?:</think>|</seed:think>|<\|END_THINKING\|>)",
+    r"^\s*(?:<think>|<seed:think>|<\|START_THINKING\|>|\[THINK\])?(.*?)"
+    r"(?:</think>|</seed:think>|<\|END_THINKING\|>|\[/THINK\])",
     re.DOTALL,
 )
-_THINK_CLOSE = ("</think>", "</seed:think>", "<|END_THINKING|>")
+_THINK_CLOSE = ("</think>", "</seed:think>", "<|END_THINKING|>", "[/THINK]")
 
 
 def split_think(content: str | None) -> tuple[str | None, str]:
     """Split thinking that a server without a reasoning parser left in content: ``<think>..
-    </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``.
+    </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``,
+    Magistral ``[THINK]..[/THINK]``.
 
     Returns (visible content, reasoning text). A raw gpt-oss harmony reply is split by channel.
     """

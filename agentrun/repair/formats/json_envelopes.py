@@ -26,11 +26,14 @@ _TAGGED: tuple[tuple[str, str, str | None], ...] = (
     ("granite_20b_fc", r"<function_call>", None),  # granite-20b-functioncalling
     ("phi4_mini", r"(?<![\w.])functools(?=\s*\[)", None),  # Phi-4-mini, FireFunction v2
     ("gigachat3", r"function call(?:<\|role_sep\|>)?\s*(?=\{\s*\"name\")", None),  # GigaChat 3
+    # llama.cpp's Hermes 2 Pro parser: the call object in one of the tags models use instead
+    ("hermes_tags", r"<(?:tool|tools|response|json|JSON|xml)>(?=\s*\{\s*\"name\")", None),
 )
 _OPEN_RE = {family: re.compile(pattern) for family, pattern, _ in _TAGGED}
 
 JSON_ENVELOPE_TOKENS = (
     r"<\|START_RESPONSE\|>|<\|END_RESPONSE\|>|<\|START_TEXT\|>|<\|END_TEXT\|>"
+    r"|</(?:tool|tools|response|json|JSON|xml)>"
     r"|<\|tools_prefix\|>|<\|tools_suffix\|>"
 )
 
@@ -103,7 +106,9 @@ def extract_apertus(text: str) -> list[Found]:
     return found
 
 
-_FUNCTIONARY_RE = re.compile(r"(?:^|(?<=\n)|(?<=<\|eot_id\|>))>>>\s*([\w.\-]+)[ \t]*\n")
+# ">>>NAME" right after the marker (a Python prompt has a space: ">>> x"); the first call of a
+# reply has no marker, its ">>>" was the end of the prompt: "NAME\n{json}" at the very start
+_FUNCTIONARY_RE = re.compile(r"(?:>>>|^\s*)([A-Za-z_][\w.\-]*)[ \t]*\n(?=\s*\{)")
 
 
 def extract_functionary_v32(text: str) -> list[Found]:
@@ -115,7 +120,10 @@ def extract_functionary_v32(text: str) -> list[Found]:
         body, end, closed = _body(text, m.end(), None)
         if not body.lstrip().startswith("{"):
             continue
-        found.append(Found(m.group(1), body.strip(), m.start(), end, "functionary_v32", closed=closed))
+        strict = text.startswith(">>>", m.start())  # an unmarked first call counts only for a known tool
+        found.append(
+            Found(m.group(1), body.strip(), m.start(), end, "functionary_v32", strict=strict, closed=closed)
+        )
     return found
 
 

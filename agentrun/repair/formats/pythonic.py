@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.formats.jsonlist import json_calls
 
 __all__ = ["PYTHONIC_EXTRACTORS", "parse_calls", "split_calls"]
 
@@ -51,6 +52,8 @@ def _one(node: ast.AST) -> tuple[str, dict[str, Any]] | None:
     func = node.func
     if isinstance(func, ast.Name):
         name = func.id
+    elif isinstance(func, ast.Attribute) and func.attr == "call" and isinstance(func.value, ast.Name):
+        name = func.value.id  # Llama 3.1 built-in tools: brave_search.call(query=..)
     elif isinstance(func, ast.Attribute):
         name = func.attr
     else:
@@ -154,6 +157,9 @@ def _envelope(open_tok: str, close_tok: str, family: str) -> Any:
         found: list[Found] = []
         for m in pattern.finditer(text):
             closed = bool(m.group(2)) or _whole_list(m.group(1))
+            if m.group(1).strip().startswith(("[{", "{")):  # llama.cpp's LFM2 writes JSON here
+                found.extend(json_calls(m.group(1), m.start(), m.end(), family, strict=True, closed=closed))
+                continue
             calls = parse_calls(m.group(1)) if closed else None
             if not calls:
                 found.append(Found(_guess(m.group(1)), m.group(1), m.start(), m.end(), family, closed=closed))

@@ -811,3 +811,87 @@ CASES += [
         [("get_weather", W)],
     ),
 ]
+
+LC = "llama.cpp tests/test-chat.cpp"
+SF = [("special_function", {"arg1": 1})]
+CASES += [
+    # --- llama.cpp's parsers accept these shapes from the same families (special_function(arg1: int))
+    ("hermes_2_pro", LC, '<function=special_function>{"arg1": 1}</function>', SF),
+    ("hermes_2_pro", LC, '<function name="special_function">\n{"arg1": 1}\n</function>', SF),
+    ("hermes_2_pro", LC, '<tool>\n  {"name": "special_function", "arguments": {"arg1": 1}}\n</tool>', SF),
+    ("hermes_2_pro", LC, '<tools>\n  {"name": "special_function", "arguments": {"arg1": 1}}\n</tools>', SF),
+    (
+        "hermes_2_pro",
+        LC,
+        '<response>\n  {"name": "special_function", "arguments": {"arg1": 1}}\n</response>',
+        SF,
+    ),
+    (
+        "hermes_2_pro",
+        LC,
+        '```xml\n<response>\n    {"name": "special_function", "arguments": {"arg1": 1}}\n</response>\n```',
+        SF,
+    ),
+    ("hermes_2_pro", LC, '```json\n {"name": "special_function", "arguments": {"arg1": 1}} \n```', SF),
+    ("hermes_2_pro", LC, '<json>{"name": "special_function", "arguments": {"arg1": 1}}</json>', SF),
+    ("functionary_v32", LC, 'special_function\n{"arg1": 1}', SF),
+    ("functionary_v32", LC, 'all\nHello, world!\nWhat\'s up?>>>special_function\n{"arg1": 1}', SF),
+    ("firefunction_v2", LC, ' functools[{"name": "special_function", "arguments": {"arg1": 1}}]', SF),
+    (
+        "mistral_nemo",
+        LC,
+        '[TOOL_CALLS][{"name": "special_function", "arguments": {"arg1": 1}, "id": "123456789"}]',
+        SF,
+    ),
+    ("magistral", LC, '[THINK]I\'m\nthinking[/THINK][TOOL_CALLS]special_function[ARGS]{"arg1": 1}', SF),
+    (
+        "command_r7b",
+        LC,
+        '<|START_THINKING|>I\'m\nthinking<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", '
+        '"tool_name": "special_function", "parameters": {"arg1": 1}}\n]<|END_ACTION|>',
+        SF,
+    ),
+    (
+        "deepseek_r1",
+        LC,
+        "<think>I'm\nthinking</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+        'special_function\n```json\n{"arg1": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        SF,
+    ),
+    (
+        "llama3_builtin",
+        LC,
+        "<|python_tag|>python.call(code=\"print('hey')\")",
+        [("python", {"code": "print('hey')"})],
+    ),
+    (
+        "lfm2",
+        LC,
+        '<|tool_call_start|>[{"name": "special_function", "arguments": {"arg1": 1}}]<|tool_call_end|>',
+        SF,
+    ),
+    (
+        "gpt_oss",
+        LC,
+        "<|channel|>analysis<|message|>I'm\nthinking<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.special_function <|constrain|>json<|message|>{"arg1": 1}',
+        SF,
+    ),
+    (
+        "gpt_oss",
+        "SGLang test/srt/function_call/test_gpt_oss_detector.py",
+        "<|channel|>analysis<|message|>Need to gather data<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_current_weather<|constrain|>json<|message|>{"location": "San Francisco, CA"}<|call|>'
+        '<|channel|>commentary to=functions.get_current_stock_price<|constrain|>json<|message|>{"symbol": "AAPL"}<|call|>',
+        [
+            ("get_current_weather", {"location": "San Francisco, CA"}),
+            ("get_current_stock_price", {"symbol": "AAPL"}),
+        ],
+    ),
+    (
+        "mistral",
+        "SGLang test/srt/function_call/test_mistral_detector.py",
+        '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})],
+    ),
+]

@@ -99,3 +99,9 @@ def test_an_empty_list_of_calls_is_no_call_and_no_rejection(tools, reply) -> Non
     # vLLM test_phi4mini_tool_parser.py malformed input "functools[] This is just text"
     result = correct(reply("functools[] This is just text"), tools)
     assert result.calls == () and result.rejected == ()
+
+
+def test_python_prompts_and_unknown_unmarked_names_are_not_functionary_calls(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    for content in (">>> x\n{'a': 1}\n>>> print(x)", 'Summary\n{"files": 3, "tests": "pass"}'):
+        result = correct(reply(content), tools)
+        assert result.calls == () and result.rejected == (), content
