@@ -17,6 +17,7 @@ from agentrun.config import AgentKind, RunConfig
 from agentrun.errors import UserError
 from agentrun.messages import Completion, Mode
 from agentrun.report import report_at_end
+from agentrun.report.progress import trial_progress
 from agentrun.results import RunResult
 from agentrun.runner import run_task
 from agentrun.tasks import list_tasks, load_task
@@ -258,14 +259,15 @@ def register(app: typer.Typer) -> None:
             )
 
         try:
-            comparison, folder = run_comparison(
-                base,
-                trials=trials,
-                on_run=each,
-                concurrency=concurrency,
-                kv_budget=kv_budget,
-                on_log=lambda m: None,
-            )
+            with trial_progress(2 * trials, console, each) as on_run:
+                comparison, folder = run_comparison(
+                    base,
+                    trials=trials,
+                    on_run=on_run,
+                    concurrency=concurrency,
+                    kv_budget=kv_budget,
+                    on_log=lambda m: None,
+                )
         except KeyboardInterrupt:
             console.print("[yellow]interrupted: sandboxes removed, finished runs kept[/yellow]")
             sys.exit(130)

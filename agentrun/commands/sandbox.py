@@ -23,6 +23,7 @@ def build(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show every build log line")] = False,
 ) -> None:
     """Build the sandbox base image and each task's image (only what is missing)."""
+    from agentrun.report.progress import build_progress
     from agentrun.sandbox.images import ensure_sandbox_base, ensure_task_image
     from agentrun.tasks import list_tasks, load_task
 
@@ -31,15 +32,16 @@ def build(
         raise TaskError("no tasks found; pass a task folder")
     specs = [load_task(name) for name in names]
 
-    def on_log(line: str) -> None:
+    def echo(line: str) -> None:
         if verbose or line.startswith(("Step ", "building ", "base image ", "cannot pull", "using ", "==> ")):
             console.print(f"  [dim]{line}[/dim]")
 
-    console.print(f"[bold]sandbox base[/bold]: {ensure_sandbox_base(base_image, on_log)}")
-    for spec in specs:
-        console.print(
-            f"[bold]{spec.name}[/bold]: {ensure_task_image(spec, base_image=base_image, on_log=on_log)}"
-        )
+    with build_progress(console, echo) as on_log:  # a bar per image on a terminal
+        console.print(f"[bold]sandbox base[/bold]: {ensure_sandbox_base(base_image, on_log)}")
+        for spec in specs:
+            console.print(
+                f"[bold]{spec.name}[/bold]: {ensure_task_image(spec, base_image=base_image, on_log=on_log)}"
+            )
 
 
 def prune_containers() -> None:
