@@ -15,7 +15,7 @@ from agentrun.messages import Mode
 
 __all__ = ["AgentKind", "RunConfig"]
 
-AgentKind = Literal["model", "oracle"]
+AgentKind = Literal["model", "oracle", "nop"]
 
 
 class RunConfig(BaseModel):
@@ -37,6 +37,7 @@ class RunConfig(BaseModel):
     replay_token_delay: float = 0.0
     max_turns: int | None = None
     base_image: str | None = None
+    image_map: dict[str, str] = Field(default_factory=dict, description="--image-map FROM=TO")
     server_metrics: str | None = None
     otlp_endpoint: str | None = None
     otlp_protocol: str | None = None

@@ -48,6 +48,10 @@ class RunResult(BaseModel):
     hidden_tests: Tally = Field(default_factory=Tally)
     own_tests: Tally = Field(default_factory=Tally)
     reward: float | None = None
+    rewards: dict[str, float] = Field(default_factory=dict, description="every metric the verifier gave")
+    profile: str = "strict"
+    unsupported: list[str] = Field(default_factory=list, description="task.toml fields not carried out")
+    image_substitutions: list[str] = Field(default_factory=list)
     verdict: Literal["not_graded", "graded", "invalid"] = "not_graded"
     invalid_reason: str | None = Field(default=None, description="why the grade could not be believed")
     turns: int = 0
@@ -70,7 +74,11 @@ class RunResult(BaseModel):
     @property
     def passed(self) -> bool:
         hidden = self.hidden_tests
-        return self.verdict != "invalid" and hidden.total > 0 and hidden.passed == hidden.total
+        if self.verdict == "invalid":
+            return False
+        if self.profile == "harbor" or self.rewards:  # the verdict follows the reward, as in Harbor
+            return self.reward is not None and self.reward >= 1.0
+        return hidden.total > 0 and hidden.passed == hidden.total
 
 
 def new_run_id(task: str, mode: str) -> str:

@@ -23,6 +23,7 @@ from agentrun.config import RunConfig
 from agentrun.endpoints import Endpoint, open_endpoint
 from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
+from agentrun.harbor import run as harbor_run
 from agentrun.messages import Completion, Tally
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.results import RunResult, ToolCallCounts, new_run_id, timing_summary
@@ -37,6 +38,7 @@ __all__ = ["OnTurn", "run_task"]
 OnTurn = Callable[[int, Completion, RunStats], None]
 Log = Callable[[str], None]
 ORACLE = Endpoint(base_url="", model="oracle", label="oracle (reference solution, no model)")
+NOP = Endpoint(base_url="", model="nop", label="nop (does nothing, no model)")
 
 
 @dataclass
@@ -72,8 +74,10 @@ def run_task(
         with contextlib.ExitStack() as stack:
             model = _connect(run, stack)
             sandbox = _start_sandbox(run, stack)
-            if model is None:
-                run.result.stop_reason = _oracle(run.task, sandbox)
+            if run.config.agent == "oracle":
+                run.result.stop_reason = harbor_run.oracle(run.task, sandbox, run.log)
+            elif run.config.agent == "nop":  # Harbor's no-op agent: the grade of an untouched environment
+                run.result.stop_reason = "nop"
             else:
                 _run_agent(run, model, sandbox, on_turn, gate)
             _grade(run, sandbox)
@@ -108,9 +112,13 @@ def _open_run(config: RunConfig, log: Log) -> _Run:
         faults=config.faults,
         started_at=time.time(),
         results_path=str(run_dir),
-        network=task.config.environment.allow_internet,
+        network=task.config.environment.network,
+        profile=task.config.profile,
     )
-    result.image = ensure_task_image(task, base_image=config.base_image, on_log=log)
+    result.unsupported, result.image_substitutions = harbor_run.task_notes(task, config.image_map, log)
+    result.image = ensure_task_image(
+        task, base_image=config.base_image, on_log=log, image_map=config.image_map
+    )
     trajectory = Trajectory(
         run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key]
     )
@@ -124,6 +132,8 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     config, result = run.config, run.result
     if config.agent == "model":
         run.endpoint = stack.enter_context(open_endpoint(config, run.task))
+    elif config.agent == "nop":
+        run.endpoint = NOP
     endpoint = run.endpoint
     base_url = endpoint.base_url or None
     result.model, result.model_label, result.base_url = endpoint.model, endpoint.label, base_url
@@ -159,20 +169,11 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
 
 
 def _start_sandbox(run: _Run, stack: contextlib.ExitStack) -> Any:
-    from agentrun.sandbox.docker import DockerSandbox
-
-    environment, settings = run.task.config.environment, run.task.config.agentrun
+    """The task's sandbox in its profile (strict or harbor), with its compose services if any."""
+    image, run_id, image_map = run.result.image or "", run.result.run_id, run.config.image_map
     return stack.enter_context(
-        DockerSandbox.start(
-            run.result.image or "",
-            run_id=run.result.run_id,
-            network=environment.allow_internet,
-            cpus=environment.cpus,
-            memory_mb=environment.memory_mb,
-            pids_limit=settings.pids_limit,
-            workspace=run.run_dir / "workspace",
-            root=run.run_dir / "sandbox",
-            env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
+        harbor_run.start_sandbox(
+            run.task, image, run_id=run_id, run_dir=run.run_dir, image_map=image_map, log=run.log
         )
     )
 
@@ -219,6 +220,12 @@ def _grade(run: _Run, sandbox: Any) -> None:
     """The final state committed, the hidden and own tests run, the patch and artifact saved."""
     result = run.result
     sandbox.commit("final state")
+    if run.task.config.profile == "harbor":  # Harbor's verifier, in a fresh container from a snapshot
+        run.trajectory.append(
+            "grading", verifier=harbor_run.grade_harbor(result, run.task, sandbox, run.run_dir)
+        )
+        (run.run_dir / "workspace.patch").write_text(sandbox.diff())
+        return
     run.observer.grading_started()
     outcome: Grade | None = None
     try:
@@ -304,14 +311,3 @@ def _check_served(model: Any, log: Log) -> None:
         raise UserError(
             f"model {model.model!r} is not served at {model.base_url}; it serves: {', '.join(served)}"
         )
-
-
-def _oracle(task: TaskSpec, sandbox: Any) -> str:
-    """Apply the reference solution with the file tools, no model (Harbor's oracle check)."""
-    for path in sorted(p for p in task.solution_dir.rglob("*") if p.is_file()):
-        rel = path.relative_to(task.solution_dir).as_posix()
-        if rel == "solve.sh" or "__pycache__" in rel:
-            continue
-        sandbox.call(f"oracle-{rel}", "write_file", {"path": rel, "content": path.read_text()})
-    sandbox.commit("oracle: reference solution")
-    return "oracle"

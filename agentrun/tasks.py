@@ -4,9 +4,10 @@
 
     tasks/NAME/
       instruction.md          what the model is asked to do
-      task.toml               Harbor's fields, plus agentrun's own under [agentrun]
-      environment/Dockerfile  the sandbox image (ARG BASE_IMAGE, see sandboxes/)
-      solution/solve.sh       the oracle: puts the reference files in place
+      task.toml               Harbor's fields, plus agentrun's own under [metadata.agentrun]
+      environment/Dockerfile  the sandbox image (ARG BASE_IMAGE, see sandboxes/); or
+      environment/docker-compose.yaml (services beside ``main``), or environment.docker_image
+      solution/solve.sh       the oracle: Harbor runs it as the agent would
       solution/...            the reference files themselves
       tests/test.sh           runs the hidden tests, writes /logs/verifier/reward.txt
       tests/...               the hidden tests (copied in only after the agent stops)
@@ -16,11 +17,14 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentrun.errors import TaskError
 from agentrun.paths import task_dirs
+
+NetworkMode = Literal["no-network", "public", "allowlist"]
 
 
 class _Section(BaseModel):
@@ -30,10 +34,16 @@ class _Section(BaseModel):
 class VerifierSection(_Section):
     timeout_sec: float = 600.0
     env: dict[str, str] = Field(default_factory=dict)
+    user: str | int | None = None
 
 
 class AgentSection(_Section):
     timeout_sec: float = 1800.0
+    user: str | int | None = None
+
+
+class SolutionSection(_Section):
+    env: dict[str, str] = Field(default_factory=dict)
 
 
 class EnvironmentSection(_Section):
@@ -42,7 +52,31 @@ class EnvironmentSection(_Section):
     cpus: float = 2.0
     memory_mb: int = 2048
     storage_mb: int | None = None
-    allow_internet: bool = False
+    allow_internet: bool | None = None
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    workdir: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_memory(cls, data: Any) -> Any:
+        """terminal-bench 2 writes ``memory = "2G"``; Harbor maps it to memory_mb, and so do we."""
+        if isinstance(data, dict) and isinstance(data.get("memory"), str) and "memory_mb" not in data:
+            size = data["memory"].strip().upper()
+            scale = {"G": 1024, "M": 1, "K": 1 / 1024}.get(size[-1:])
+            if scale is None:
+                raise ValueError(f"memory {data['memory']!r}: expected a size like '2G' or '512M'")
+            return {**data, "memory_mb": int(float(size[:-1]) * scale)}
+        return data
+
+    @property
+    def network(self) -> bool:
+        """Network on only when the task asks for it (``network_mode = "public"``, or the older
+        ``allow_internet = true``). Harbor 0.25 defaults to public; agentrun keeps it off."""
+        if self.network_mode is not None:
+            return self.network_mode == "public"
+        return bool(self.allow_internet)
 
 
 class AgentrunSection(BaseModel):
@@ -67,10 +101,15 @@ class AgentrunSection(BaseModel):
     pids_limit: int = Field(default=256, gt=0)
     shell_timeout_sec: float = Field(default=300.0, gt=0)
     artifact: str | None = Field(default=None, description="artifact measure to record, e.g. 'django'")
+    profile: Literal["strict", "harbor"] | None = Field(
+        default=None,
+        description="sandbox profile; default: strict when the task has agentrun settings, else harbor",
+    )
 
 
 class TaskConfig(BaseModel):
-    """The whole task.toml."""
+    """The whole task.toml. agentrun's settings are read from ``[metadata.agentrun]`` (where
+    ``harbor lint`` accepts them); a top-level ``[agentrun]`` table is still read."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -79,7 +118,26 @@ class TaskConfig(BaseModel):
     verifier: VerifierSection = Field(default_factory=VerifierSection)
     agent: AgentSection = Field(default_factory=AgentSection)
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
+    solution: SolutionSection = Field(default_factory=SolutionSection)
     agentrun: AgentrunSection = Field(default_factory=AgentrunSection)
+    has_agentrun_settings: bool = Field(default=False, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agentrun_from_metadata(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        metadata = data.get("metadata")
+        nested = metadata.get("agentrun") if isinstance(metadata, dict) else None
+        if nested is not None and "agentrun" in data:
+            raise ValueError("agentrun settings are in both [agentrun] and [metadata.agentrun]; keep one")
+        found = nested if nested is not None else data.get("agentrun")
+        return {**data, "agentrun": found or {}, "has_agentrun_settings": found is not None}
+
+    @property
+    def profile(self) -> Literal["strict", "harbor"]:
+        """The sandbox profile this task runs in (see ``agentrun.sandbox.profiles``)."""
+        return self.agentrun.profile or ("strict" if self.has_agentrun_settings else "harbor")
 
 
 class TaskSpec(BaseModel):
@@ -101,6 +159,14 @@ class TaskSpec(BaseModel):
     @property
     def tests_dir(self) -> Path:
         return self.path / "tests"
+
+    @property
+    def compose_file(self) -> Path | None:
+        """``environment/docker-compose.yaml`` (or ``.yml``) when the task has services beside main."""
+        for name in ("docker-compose.yaml", "docker-compose.yml"):
+            if (self.environment_dir / name).is_file():
+                return self.environment_dir / name
+        return None
 
 
 def list_tasks() -> list[str]:
@@ -133,9 +199,13 @@ def _load_folder(path: Path) -> TaskSpec:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise TaskError(f"{path / 'task.toml'}: field {field!r}: {first['msg']}") from None
-    for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
+    for required in ("instruction.md", "tests/test.sh"):
         if not (path / required).is_file():
             raise TaskError(f"task {path.name!r} is missing {required}")
+    if not config.environment.docker_image and not (path / "environment" / "Dockerfile").is_file():
+        raise TaskError(
+            f"task {path.name!r} is missing environment/Dockerfile (or [environment] docker_image)"
+        )
     return TaskSpec(
         name=path.name, path=path, instruction=(path / "instruction.md").read_text(), config=config
     )

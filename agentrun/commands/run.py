@@ -62,11 +62,18 @@ def _server_summary(server: dict[str, float]) -> str:
     )
 
 
+def _reward_text(result: RunResult) -> str:
+    main = "none" if result.reward is None else f"{result.reward:g}"
+    others = ", ".join(f"{k} {v:g}" for k, v in sorted(result.rewards.items()) if k != "reward")
+    return main + (f" ({others})" if others else "")
+
+
 def summary_table(result: RunResult) -> Table:
     table = Table(title=f"agentrun {result.task} [{result.mode}]", show_header=False)
     rows = [
         ("model", result.model_label or result.model),
         ("stop reason", result.stop_reason + (f" ({result.error})" if result.error else "")),
+        ("reward", _reward_text(result)),
         ("hidden tests", f"{result.hidden_tests.passed}/{result.hidden_tests.total} passed"),
         ("own tests", f"{result.own_tests.passed}/{result.own_tests.total} passed"),
         (
@@ -94,6 +101,8 @@ def summary_table(result: RunResult) -> Table:
         rows.append(("artifact", ", ".join(f"{k} {v}" for k, v in result.artifact.items())))
     if result.trace_id:
         rows.append(("trace id", result.trace_id))
+    rows += [("not supported", note) for note in result.unsupported]
+    rows += [("image map", line) for line in result.image_substitutions]
     for key, value in rows:
         table.add_row(key, str(value))
     return table
@@ -112,6 +121,15 @@ BaseImage = Annotated[str | None, typer.Option(help="base image for sandbox buil
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint (else OTEL_EXPORTER_OTLP_*)")]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
+ImageMap = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--image-map", help="FROM=TO: build a task Dockerfile's FROM image from TO instead (repeatable)"
+    ),
+]
+ImageMapFile = Annotated[
+    list[Path] | None, typer.Option("--image-map-file", help="a file of FROM=TO lines (repeatable)")
+]
 
 
 def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None) -> dict[str, Any]:
@@ -142,7 +160,7 @@ def register(app: typer.Typer) -> None:
         api_key: ApiKey = None,
         results: ResultsDir = Path("results"),
         agent: Annotated[
-            str, typer.Option(help="model | oracle (apply the reference solution, no model)")
+            str, typer.Option(help="model | oracle (run solution/solve.sh) | nop (do nothing)")
         ] = "model",
         seed: int = 0,
         faults: Annotated[
@@ -168,14 +186,18 @@ def register(app: typer.Typer) -> None:
         request_timeout: Annotated[
             float, typer.Option(help="seconds a model request may wait for a byte before it is retried")
         ] = 600.0,
+        image_map: ImageMap = None,
+        image_map_file: ImageMapFile = None,
     ) -> None:
         """Run one task in a Docker sandbox and grade it with its hidden tests."""
+        from agentrun.harbor.imagemap import parse_image_map
+
         if not 0 < request_timeout <= 86_400:
             raise UserError(f"--request-timeout must be between 0 and 86400 seconds, not {request_timeout}")
         if mode not in ("direct", "corrected"):
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
-        if agent not in ("model", "oracle"):
-            raise UserError(f"--agent must be model or oracle, not {agent!r}")
+        if agent not in ("model", "oracle", "nop"):
+            raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
         config = RunConfig(
             task=name,
             mode=cast(Mode, mode),
@@ -195,6 +217,7 @@ def register(app: typer.Typer) -> None:
             replay_ttft=replay_ttft,
             replay_token_delay=replay_token_delay,
             request_timeout=request_timeout,
+            image_map=parse_image_map(image_map or [], image_map_file or []),
         )
         _sigterm_as_interrupt()
         try:

@@ -15,13 +15,14 @@ reused as it is.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,10 +130,30 @@ def ensure_sandbox_base(
     return SANDBOX_BASE_IMAGE
 
 
-def task_image_tag(task: TaskSpec, base_image_id: str) -> str:
-    """``agentrun-task-<name>:<hash of the environment folder and the base image id>``."""
+def task_image_tag(task: TaskSpec, base_image_id: str, image_map: Mapping[str, str] | None = None) -> str:
+    """``agentrun-task-<name>:<hash of the environment folder, the base image id and the image map>``."""
     name = re.sub(r"[^a-z0-9_.-]+", "-", task.name.lower()).strip("-.") or "task"
-    return f"agentrun-task-{name}:{_folder_hash(task.environment_dir, extra=base_image_id)[:12]}"
+    extra = base_image_id + "".join(f" {k}={v}" for k, v in sorted((image_map or {}).items()))
+    return f"agentrun-task-{name}:{_folder_hash(task.environment_dir, extra=extra)[:12]}"
+
+
+@contextlib.contextmanager
+def mapped_context(folder: Path, image_map: Mapping[str, str] | None) -> Iterator[Path]:
+    """The build context as it is, or a copy whose Dockerfile has ``--image-map`` applied."""
+    from agentrun.harbor.imagemap import rewrite_dockerfile
+
+    dockerfile = folder / "Dockerfile"
+    if not image_map or not dockerfile.is_file():
+        yield folder
+        return
+    text, done = rewrite_dockerfile(dockerfile.read_text(), image_map)
+    if not done:
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="agentrun-mapped-") as tmp:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True, symlinks=True)
+        (Path(tmp) / "Dockerfile").write_text(text)
+        yield Path(tmp)
 
 
 def ensure_task_image(
@@ -141,14 +162,17 @@ def ensure_task_image(
     base_image: str | None = None,
     on_log: LogFn | None = None,
     client: docker.DockerClient | None = None,
+    image_map: Mapping[str, str] | None = None,
 ) -> str:
     """Return the tag of the task's sandbox image, building it (and the sandbox base) if missing.
 
-    A task whose task.toml names ``environment.docker_image`` uses that image as it is.
+    A task whose task.toml names ``environment.docker_image`` uses that image as it is (or its
+    ``image_map`` substitute). ``image_map`` rewrites the Dockerfile's FROM lines (``--image-map``).
     """
     timeout = int(task.config.environment.build_timeout_sec)
     client = client or connect(timeout=timeout)
     prebuilt = task.config.environment.docker_image
+    prebuilt = (image_map or {}).get(prebuilt or "", prebuilt)
     if prebuilt:
         if not _image_id(client, prebuilt):
             _say(on_log, f"pulling {prebuilt} for task {task.name}")
@@ -160,13 +184,12 @@ def ensure_task_image(
                 ) from exc
         return prebuilt
     base = ensure_sandbox_base(base_image, on_log, client=client)
-    tag = task_image_tag(task, str(_image_id(client, base)))
+    tag = task_image_tag(task, str(_image_id(client, base)), image_map)
     if _image_id(client, tag):
         return tag
     _say(on_log, f"building {tag} from {task.environment_dir}")
-    build_image(
-        client, task.environment_dir, tag, {"BASE_IMAGE": base}, {"org.agentrun.task": task.name}, on_log
-    )
+    with mapped_context(task.environment_dir, image_map) as context:
+        build_image(client, context, tag, {"BASE_IMAGE": base}, {"org.agentrun.task": task.name}, on_log)
     return tag
 
 

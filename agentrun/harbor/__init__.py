@@ -1,0 +1,9 @@
+"""Harbor compatibility: what a task written for Harbor 0.25 expects, given to it by agentrun.
+
+``fields``   every task.toml field: honoured, or named once as not supported
+``imagemap`` ``--image-map FROM=TO``: a task Dockerfile's base images substituted at build time
+``oracle``   Harbor's oracle: ``solution/solve.sh`` run in the agent's environment
+``verifier`` Harbor's verifier: tests/test.sh in a fresh container made from the agent's
+``compose``  ``environment/docker-compose.yaml`` services, through the real Docker Compose
+``batch``    ``agentrun run DIR...``: many tasks, a reward table and the mean
+"""

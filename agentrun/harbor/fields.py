@@ -1,0 +1,101 @@
+"""Every field of Harbor 0.25's task.toml, honoured or named as not supported (never ignored).
+
+``unsupported_fields(raw_toml)`` lists, once each, the fields a task sets that agentrun does
+not carry out, with why; the run prints them and records them in result.json. The table
+follows ``harbor.models.task.config.TaskConfig`` of Harbor 0.25.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+HONOURED = "honoured"
+
+# section -> field -> HONOURED or the reason it is not supported
+_FIELDS: dict[str, dict[str, str]] = {
+    "": {
+        "version": HONOURED,
+        "schema_version": HONOURED,
+        "source": HONOURED,
+        "metadata": HONOURED,
+        "agentrun": HONOURED,
+        "task": "package info ([task]) is not used: the task is named by its folder",
+        "steps": "multi-step tasks are not supported: only the top-level instruction and tests run",
+        "multi_step_reward_strategy": "multi-step tasks are not supported",
+        "artifacts": "artifact collection is not supported; the run folder keeps logs/ and the workspace",
+    },
+    "agent": {
+        "timeout_sec": HONOURED,
+        "user": HONOURED,
+        "network_mode": "per-phase network policy is not supported: the environment's applies",
+        "allowed_hosts": "host allowlists are not enforced: the network stays off",
+    },
+    "verifier": {
+        "timeout_sec": HONOURED,
+        "env": HONOURED,
+        "user": HONOURED,
+        "environment_mode": HONOURED,  # "shared" only; "separate" is checked in _value_notes
+        "network_mode": "per-phase network policy is not supported: the environment's applies",
+        "allowed_hosts": "host allowlists are not enforced: the network stays off",
+        "environment": "a separate verifier environment is not supported: the verifier runs in a "
+        "fresh container made from the agent's",
+        "collect": "[[verifier.collect]] commands are not supported",
+    },
+    "solution": {"env": HONOURED},
+    "environment": {
+        "build_timeout_sec": HONOURED,
+        "docker_image": HONOURED,
+        "cpus": HONOURED,
+        "memory_mb": HONOURED,
+        "memory": HONOURED,
+        "env": HONOURED,
+        "workdir": HONOURED,
+        "network_mode": HONOURED,  # "allowlist" is checked in _value_notes
+        "allow_internet": HONOURED,
+        "os": HONOURED,  # "linux" only
+        "allowed_hosts": "host allowlists are not enforced: the network stays off",
+        "storage_mb": "disk quotas are not supported by this engine's storage driver; not limited",
+        "storage": "disk quotas are not supported by this engine's storage driver; not limited",
+        "gpus": "GPUs are not given to the sandbox",
+        "gpu_types": "GPUs are not given to the sandbox",
+        "tpu": "TPUs are not given to the sandbox",
+        "mcp_servers": "MCP servers are not offered to the agent",
+        "skills_dir": "skills are not offered to the agent",
+        "healthcheck": "environment healthchecks are not run",
+    },
+}
+
+
+def unsupported_fields(raw: Mapping[str, Any]) -> list[str]:
+    """``"section.field: why"`` for every field set in ``raw`` that agentrun does not carry out."""
+    notes: list[str] = []
+    for key, value in raw.items():
+        table = _FIELDS.get(key)
+        if isinstance(value, Mapping) and table is not None:
+            notes += [_note(f"{key}.{name}", table.get(name)) for name in value]
+            notes += _value_notes(key, value)
+        else:
+            notes.append(_note(key, _FIELDS[""].get(key)))
+    return [n for n in notes if n]
+
+
+def _note(name: str, status: str | None) -> str:
+    if status is None:
+        return f"{name}: not a Harbor 0.25 task.toml field"
+    return "" if status == HONOURED else f"{name}: {status}"
+
+
+def _value_notes(section: str, value: Mapping[str, Any]) -> list[str]:
+    """Fields agentrun honours for some values only."""
+    notes = []
+    if section == "environment" and value.get("network_mode") == "allowlist":
+        notes.append("environment.network_mode: 'allowlist' is not enforced: the network stays off")
+    if section == "environment" and str(value.get("os", "linux")).lower() != "linux":
+        notes.append(f"environment.os: {value['os']!r} is not supported: Linux containers only")
+    if section == "verifier" and value.get("environment_mode") == "separate":
+        notes.append(
+            "verifier.environment_mode: 'separate' is not supported: the verifier runs in a fresh "
+            "container made from the agent's"
+        )
+    return notes

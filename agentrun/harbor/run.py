@@ -1,0 +1,109 @@
+"""The runner's harbor hooks: the task's notes, its sandbox per profile, the oracle, the verifier.
+
+Kept here so ``agentrun.runner`` only calls in at four points (before the build, when the
+sandbox starts, for the oracle, for grading).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from agentrun.harbor.compose import compose_services
+from agentrun.harbor.fields import unsupported_fields
+from agentrun.harbor.imagemap import planned_substitutions
+from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
+from agentrun.harbor.sandbox import HarborSandbox
+from agentrun.harbor.verifier import VerifierOutcome, verify
+from agentrun.tasks import TaskSpec
+
+
+def task_notes(
+    task: TaskSpec, image_map: dict[str, str], log: Callable[[str], None]
+) -> tuple[list[str], list[str]]:
+    """(fields not supported, images substituted), each said once in the run's output."""
+    raw = tomllib.loads((task.path / "task.toml").read_text())
+    notes = unsupported_fields(raw)
+    for note in notes:
+        log(f"task.toml {note}")
+    done = [
+        f"{s.file}: {s.original} -> {s.replacement}"
+        for dockerfile in sorted(task.environment_dir.rglob("Dockerfile"))
+        for s in planned_substitutions(dockerfile, image_map, root=task.environment_dir)
+    ]
+    for line in done:
+        log(f"image map: {line}")
+    return notes, done
+
+
+@contextlib.contextmanager
+def start_sandbox(
+    task: TaskSpec,
+    image: str,
+    *,
+    run_id: str,
+    run_dir: Path,
+    image_map: dict[str, str],
+    log: Callable[[str], None],
+) -> Iterator[Any]:
+    """The task's sandbox in its profile: ``HarborSandbox`` (harbor; with its compose services)
+    or ``DockerSandbox`` (strict). Everything is removed on the way out."""
+    from agentrun.sandbox.docker import DockerSandbox, connect
+
+    env, settings = task.config.environment, task.config.agentrun
+    if task.config.profile == "harbor":
+        with compose_services(
+            task, image, run_id=run_id, network=env.network, image_map=image_map, on_log=log
+        ) as net:
+            root = run_dir / "sandbox"
+            network = net or env.network
+            with HarborSandbox.for_task(
+                task, image, run_id=run_id, root=root, network=network, client=connect()
+            ) as box:
+                yield box
+        return
+    with DockerSandbox.start(
+        image,
+        run_id=run_id,
+        network=env.network,
+        cpus=env.cpus,
+        memory_mb=env.memory_mb,
+        pids_limit=settings.pids_limit,
+        workspace=run_dir / "workspace",
+        root=run_dir / "sandbox",
+        env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
+    ) as sandbox:
+        yield sandbox
+
+
+def oracle(task: TaskSpec, sandbox: Any, log: Callable[[str], None]) -> str:
+    """Run solve.sh (Harbor's oracle) in either profile; the stop reason is ``oracle``."""
+    harbor = isinstance(sandbox, HarborSandbox)
+    if harbor:
+        outcome = run_oracle(task, sandbox, solution_dir=HARBOR_SOLUTION_DIR)
+    else:  # the strict profile's /tmp is noexec
+        outcome = run_oracle(task, sandbox, solution_dir=STRICT_SOLUTION_DIR, interpreter="bash")
+    if outcome.timed_out:
+        log(f"oracle: solve.sh timed out after {task.config.agent.timeout_sec:g}s")
+    elif outcome.exit_code != 0:
+        log(f"oracle: solve.sh exited {outcome.exit_code}: {outcome.output_tail[-300:]}")
+    if not harbor:
+        sandbox.commit("oracle: reference solution")
+    return "oracle"
+
+
+def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: Path) -> VerifierOutcome:
+    """Harbor's verifier into ``result``: rewards, the main reward, test counts, and its failure."""
+    outcome = verify(task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=sandbox.network)
+    result.hidden_tests = outcome.tests
+    if outcome.rewards is not None:
+        result.rewards = dict(outcome.rewards.metrics)
+        result.reward = outcome.rewards.main
+        result.verdict = "graded"
+    if outcome.stop_reason:
+        result.stop_reason = outcome.stop_reason
+        result.error = outcome.error
+    return outcome

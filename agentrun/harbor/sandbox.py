@@ -1,0 +1,331 @@
+"""The ``harbor`` sandbox profile: a task's container as Harbor 0.25 gives it (see
+``agentrun.sandbox.profiles``), with agentrun's tool runtime and limits.
+
+::
+
+    host                                      container (writable filesystem, task user,
+    <root>/logs   ── bind rw ──►  /logs         image WORKDIR, caps dropped but HARBOR_CAPABILITIES,
+    tools/        ── bind ro ──►  /opt/agentrun/tools      no-new-privileges, limits, no network
+                                                            unless the task asks for it)
+
+The workspace is the image's WORKDIR inside the container (often ``/app``), as in Harbor; a
+run's ``workspace.patch`` is the container's list of changed paths. ``snapshot()`` stops the
+container (no agent process survives) and commits it, for the verifier's fresh container.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import secrets
+import tarfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
+from agentrun.errors import DockerUnavailable, SandboxError, TaskError
+from agentrun.messages import ToolResult
+from agentrun.paths import data_dir
+from agentrun.sandbox.base import ExecResult
+from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
+from agentrun.sandbox.profiles import HARBOR
+from agentrun.tasks import TaskSpec
+
+LABEL = "agentrun"
+TOOLS_MOUNT = "/opt/agentrun/tools"
+RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
+_TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
+_CHANGE_KINDS = {0: "M", 1: "A", 2: "D"}
+_TOOL_ERRORS = {"parsing", "validation", "unknown_tool", "path", "not_found", "edit", "timeout", "permission"}
+
+
+def resolve_env(values: dict[str, str], environ: dict[str, str]) -> dict[str, str]:
+    """Harbor's ``resolve_env_vars``: a value that is ``${VAR}`` or ``${VAR:-default}`` comes from
+    the host's environment; anything else is literal. A missing variable without default is an error."""
+    resolved = {}
+    for key, value in values.items():
+        match = _TEMPLATE.fullmatch(value)
+        if not match:
+            resolved[key] = value
+        elif match.group(1) in environ:
+            resolved[key] = environ[match.group(1)]
+        elif match.group(2) is not None:
+            resolved[key] = match.group(2)
+        else:
+            raise TaskError(f"task.toml env {key}: ${{{match.group(1)}}} is not set on this machine")
+    return resolved
+
+
+def image_defaults(client: docker.DockerClient, image: str) -> tuple[str, str]:
+    """The image's (USER, WORKDIR): root and / when it sets none, as Docker does."""
+    try:
+        config = client.images.get(image).attrs.get("Config") or {}
+    except ImageNotFound:
+        raise DockerUnavailable(f"sandbox image {image!r} is missing") from None
+    return str(config.get("User") or "root"), str(config.get("WorkingDir") or "/")
+
+
+class HarborSandbox:
+    """One run's container in the harbor profile; implements ``agentrun.sandbox.Sandbox``."""
+
+    def __init__(
+        self, client: docker.DockerClient, container: Any, *, root: Path, user: str, workdir: str
+    ) -> None:
+        self.client, self.container, self.root = client, container, root
+        self.user, self.workdir = user, workdir
+        self.image_user = user  # the image's own USER; ``for_task`` sets it when the task names another
+        self.network: bool | str = False  # as started: off, the default bridge, or a compose network
+        self.logs_dir = root / "logs"
+        self._final_diff: str | None = None
+        self._lock = threading.Lock()
+        self._channel: Channel | None = None
+        self._closed = False
+
+    @classmethod
+    def start(
+        cls,
+        image: str,
+        *,
+        run_id: str,
+        root: Path,
+        user: str,
+        workdir: str,
+        network: bool | str,
+        cpus: float,
+        memory_mb: int,
+        pids_limit: int,
+        env: dict[str, str] | None = None,
+        role: str = "agent",
+        client: docker.DockerClient | None = None,
+    ) -> HarborSandbox:
+        """Start the container; ``root`` is the run's host folder (``root/logs`` becomes /logs)."""
+        client = client or docker.from_env()
+        logs = Path(root).resolve() / "logs"
+        for sub in ("agent", "verifier", "artifacts"):
+            (logs / sub).mkdir(parents=True, exist_ok=True)
+        container = client.containers.run(
+            image,
+            command=["sleep", "infinity"],
+            name=f"agentrun-{_slug(run_id)}-{role}-{secrets.token_hex(3)}",
+            detach=True,
+            user=user,
+            working_dir=workdir,
+            environment={"AGENTRUN_WORKSPACE": workdir, **(env or {})},
+            labels={
+                LABEL: "1",
+                f"{LABEL}.run_id": run_id,
+                f"{LABEL}.role": role,
+                f"{LABEL}.profile": "harbor",
+            },
+            volumes={
+                str(logs): {"bind": "/logs", "mode": "rw"},
+                str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
+            },
+            **HARBOR.run_options(network=network, cpus=cpus, memory_mb=memory_mb, pids_limit=pids_limit),
+        )
+        box = cls(client, container, root=Path(root).resolve(), user=user, workdir=workdir)
+        box.network = network
+        return box
+
+    @classmethod
+    def for_task(
+        cls,
+        task: TaskSpec,
+        image: str,
+        *,
+        run_id: str,
+        root: Path,
+        network: bool | str,
+        client: docker.DockerClient,
+    ) -> HarborSandbox:
+        """The agent's container for ``task``: its user (else the image's), its workdir (else the
+        image's), ``[environment] env`` resolved from the host."""
+        image_user, image_workdir = image_defaults(client, image)
+        env = task.config.environment
+        user = str(task.config.agent.user) if task.config.agent.user is not None else image_user
+        box = cls.start(
+            image,
+            run_id=run_id,
+            root=root,
+            user=user,
+            workdir=env.workdir or image_workdir,
+            network=network,
+            cpus=env.cpus,
+            memory_mb=env.memory_mb,
+            pids_limit=task.config.agentrun.pids_limit,
+            env=resolve_env(env.env, dict(os.environ)),
+            client=client,
+        )
+        box.image_user = image_user
+        return box
+
+    # --- tools ---------------------------------------------------------------------------
+
+    def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool over the open channel; a dead channel is reopened once."""
+        request = {"id": call_id, "tool": name, "args": arguments}
+        wait = arguments.get("timeout") if name == "run_shell" else None
+        deadline = max(wait if isinstance(wait, int | float) else 0.0, 120.0) + 30.0
+        with self._lock:
+            self._check_open()
+            reply: dict[str, Any] | None = None
+            for attempt in (1, 2):
+                try:
+                    reply = self._open().request(request, timeout=deadline)
+                    break
+                except ChannelTimeout:
+                    self._drop_channel()
+                    return ToolResult(
+                        call_id=call_id, name=name, output=f"no answer within {deadline:g}s", error="timeout"
+                    )
+                except ChannelClosed as exc:
+                    self._drop_channel()
+                    if attempt == 2:
+                        return ToolResult(
+                            call_id=call_id, name=name, output=f"tool runtime died: {exc}", error="runtime"
+                        )
+        assert reply is not None
+        return ToolResult(
+            call_id=call_id,
+            name=name,
+            output=str(reply.get("output", "")),
+            error=reply.get("error") if reply.get("error") in _TOOL_ERRORS | {None} else "runtime",
+            exit_code=reply.get("exit_code"),
+            truncated=bool(reply.get("truncated")),
+            duration_s=float(reply.get("duration_s") or 0.0),
+        )
+
+    def _open(self) -> Channel:
+        if self._channel is None:
+            self._channel = Channel(
+                self.client.api, self.container.id, RUNTIME_CMD, user=self.user, workdir=self.workdir
+            )
+        return self._channel
+
+    def _drop_channel(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+
+    # --- setup and grading ---------------------------------------------------------------
+
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float = 600.0,
+        user: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        """Run ``sh -c command`` in the WORKDIR with a hard timeout (``timeout``, then kill)."""
+        self._check_open()
+        client = docker.from_env(timeout=int(timeout) + 60)
+        argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
+        started = time.perf_counter()
+        try:
+            exec_id = client.api.exec_create(
+                self.container.id, argv, user=user or self.user, workdir=self.workdir, environment=env or None
+            )
+            output = client.api.exec_start(exec_id, demux=False)
+            code = client.api.exec_inspect(exec_id)["ExitCode"]
+        except (APIError, DockerException) as exc:
+            raise SandboxError(f"exec in {self.container.name} failed: {exc}") from exc
+        finally:
+            client.close()
+        duration = time.perf_counter() - started
+        return ExecResult(
+            exit_code=int(code if code is not None else -1),
+            output=(output or b"").decode("utf-8", errors="replace"),
+            duration_s=duration,
+            timed_out=code in (124, 137) and duration >= timeout,
+        )
+
+    def put_dir(self, src: Path, dest: str) -> None:
+        """Copy a host folder to ``dest`` (made if missing), files owned by root, as Harbor's upload."""
+        self._check_open()
+        made = self.exec(f"mkdir -p '{dest}'", timeout=60, user="root")
+        if made.exit_code != 0:
+            raise SandboxError(f"could not make {dest} in the sandbox: {made.output.strip()[:200]}")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.add(src, arcname=".", filter=_root_owned)
+        try:
+            self.container.put_archive(dest, buffer.getvalue())
+        except (APIError, DockerException) as exc:
+            raise SandboxError(f"could not copy {src} to {dest}: {exc}") from exc
+
+    def read_file(self, path: str) -> bytes:
+        """Read a file as the container sees it (symlinks resolved inside, never on the host)."""
+        self._check_open()
+        code, (out, err) = self.container.exec_run(["cat", "--", path], user="root", demux=True)
+        if code != 0:
+            raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
+        return out or b""
+
+    def commit(self, message: str) -> str | None:
+        """No host git history in this profile: the workspace lives in the container."""
+        return None
+
+    def diff(self) -> str:
+        """The paths the run changed in the container (``docker diff``), logs and /tmp left out."""
+        if self._final_diff is not None:
+            return self._final_diff
+        changes = self.container.diff() or []
+        lines = [
+            f"{_CHANGE_KINDS.get(c.get('Kind'), '?')} {c.get('Path')}"
+            for c in changes
+            if not str(c.get("Path", "")).startswith(("/logs", "/tmp", TOOLS_MOUNT))
+        ]
+        return "\n".join(sorted(lines)) + ("\n" if lines else "")
+
+    def snapshot(self, run_id: str) -> str:
+        """Stop the container (every process in it dies) and commit it; return the image id."""
+        self._check_open()
+        self._drop_channel()
+        try:
+            self.container.stop(timeout=2)
+            self._final_diff = self.diff()
+            image = self.container.commit(
+                repository="agentrun-snapshot", tag=_slug(run_id).lower(), conf={"Labels": {LABEL: "1"}}
+            )
+        except (APIError, DockerException) as exc:
+            raise SandboxError(f"could not snapshot {self.container.name}: {exc}") from exc
+        return str(image.id)
+
+    def close(self) -> None:
+        """Remove the container. Idempotent; the run's host folder is kept (it is the results folder)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._drop_channel()
+        with contextlib.suppress(NotFound, APIError, DockerException):
+            self.container.remove(force=True)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+
+    def __enter__(self) -> HarborSandbox:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-.")[:40] or "run"
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info

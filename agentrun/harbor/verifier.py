@@ -1,0 +1,136 @@
+"""Harbor's verifier, out of the agent's reach: ``tests/test.sh`` in a fresh container.
+
+The agent's container is stopped (every process in it dies) and committed; the verifier's
+container starts from that snapshot with a new, empty ``/logs`` from the host and a ``/tests``
+emptied and filled from the task, runs ``/tests/test.sh`` as ``[verifier] user`` (else the
+image's user) with ``[verifier] env`` within ``[verifier] timeout_sec``, and the rewards are read
+as Harbor reads them (``agentrun.rewards``). A reward file the agent wrote, a process it left
+running or a /tests it planted cannot reach the grade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from docker.errors import APIError, DockerException, NotFound
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentrun.errors import SandboxError
+from agentrun.harbor.oracle import env_prefix
+from agentrun.harbor.sandbox import HarborSandbox, resolve_env
+from agentrun.messages import Tally
+from agentrun.rewards import REWARD_JSON, REWARD_TXT, RewardParseError, Rewards, parse_ctrf, parse_rewards
+from agentrun.tasks import TaskSpec
+
+CTRF_PATHS = ("/logs/verifier/ctrf.json", "/logs/verifier/ctrf-report.json")
+JUNIT_PATHS = ("/logs/verifier/junit.xml", "/logs/verifier/results.xml")
+STDOUT_PATH = "/logs/verifier/test-stdout.txt"
+
+
+class VerifierOutcome(BaseModel):
+    """What the verifier gave: rewards (None when it gave none), test counts as detail, and why not."""
+
+    rewards: Rewards | None
+    model_config = ConfigDict(frozen=True)
+
+    tests: Tally = Field(default_factory=Tally)
+    tests_source: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+    output_tail: str = ""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """``verifier_timeout`` / ``verifier_error`` when the verifier did not give a reward."""
+        if self.timed_out:
+            return "verifier_timeout"
+        return "verifier_error" if self.error else None
+
+
+def verify(
+    task: TaskSpec, sandbox: HarborSandbox, *, run_id: str, root: Path, network: bool | str
+) -> VerifierOutcome:
+    """Snapshot the agent's container, grade in a fresh one, remove both."""
+    snapshot = sandbox.snapshot(run_id)
+    sandbox.close()
+    env = task.config.environment
+    user = str(task.config.verifier.user) if task.config.verifier.user is not None else sandbox.image_user
+    try:
+        with HarborSandbox.start(
+            snapshot,
+            run_id=run_id,
+            root=root,
+            user=user,
+            workdir=sandbox.workdir,
+            network=network,
+            cpus=env.cpus,
+            memory_mb=env.memory_mb,
+            pids_limit=task.config.agentrun.pids_limit,
+            role="verifier",
+            client=sandbox.client,
+        ) as box:
+            return _run_tests(task, box)
+    finally:
+        with contextlib.suppress(NotFound, APIError, DockerException):
+            sandbox.client.images.remove(snapshot, force=True)
+
+
+def _run_tests(task: TaskSpec, box: HarborSandbox) -> VerifierOutcome:
+    cleared = box.exec("rm -rf /tests && mkdir -p /tests /logs/verifier", timeout=60, user="root")
+    if cleared.exit_code != 0:
+        raise SandboxError(f"could not prepare /tests for the verifier: {cleared.output.strip()[:200]}")
+    box.put_dir(task.tests_dir, "/tests")
+    timeout = task.config.verifier.timeout_sec
+    env = resolve_env(task.config.verifier.env, dict(os.environ))
+    result = box.exec(
+        f"chmod +x /tests/test.sh 2>/dev/null; {env_prefix(env)}/tests/test.sh > {STDOUT_PATH} 2>&1",
+        timeout=timeout,
+    )
+    tests, source = _tally(box, task)
+    base = VerifierOutcome(
+        rewards=None,
+        tests=tests,
+        tests_source=source,
+        exit_code=result.exit_code,
+        output_tail=(_read(box, STDOUT_PATH) or b"").decode(errors="replace")[-4000:],
+    )
+    if result.timed_out:
+        return base.model_copy(
+            update={"timed_out": True, "error": f"the verifier timed out after {timeout:g}s"}
+        )
+    try:
+        rewards = parse_rewards(_read(box, REWARD_JSON), _read(box, REWARD_TXT))
+    except RewardParseError as exc:
+        return base.model_copy(update={"error": str(exc)})
+    if rewards is None:
+        missing = f"the verifier wrote no reward file ({REWARD_TXT} or {REWARD_JSON}); test.sh exit {result.exit_code}"
+        return base.model_copy(update={"error": missing})
+    return base.model_copy(update={"rewards": rewards})
+
+
+def _read(box: HarborSandbox, path: str) -> bytes | None:
+    try:
+        return box.read_file(path)
+    except FileNotFoundError:
+        return None
+
+
+def _tally(box: HarborSandbox, task: TaskSpec) -> tuple[Tally, str]:
+    """Test counts from a CTRF report, else a JUnit one; none when the verifier left neither."""
+    from agentrun.grading import parse_junit
+
+    for path in CTRF_PATHS:
+        data = _read(box, path)
+        if data is not None:
+            with contextlib.suppress(ValueError):
+                return parse_ctrf(data), path
+    for path in (task.config.agentrun.hidden_tests_junit, *JUNIT_PATHS):
+        data = _read(box, path)
+        if data is not None:
+            with contextlib.suppress(ET.ParseError):
+                return parse_junit(data), path
+    return Tally(), ""
