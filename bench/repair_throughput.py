@@ -3,8 +3,8 @@
     python bench/repair_throughput.py [--rounds 20] [--no-write]
 
 Runs ``correct()`` (the core of ``agentrun repair``) over every message of the repair corpus
-(tests/fixtures/repair/corpus.jsonl: clean native calls, calls in 19 text formats, broken JSON,
-wrong names and types, negatives), ``--rounds`` times, and reports messages/s plus the median
+(tests/fixtures/repair/corpus.jsonl: clean native calls, calls in every native text format, broken
+JSON, wrong names and types, negatives), ``--rounds`` times, and reports messages/s plus the median
 and p90 time per message, overall and per family of case. Also times a realistic large turn:
 a ``write_file`` of a 40 KB module, clean and with Python-quoted content. Writes the table into
 BENCHMARKS.md under "## Repair" (replacing that section only).
