@@ -241,9 +241,17 @@ def extract_internlm(text: str) -> list[Found]:
     return found
 
 
-def _json_after(text: str, pos: int, start: int, family: str) -> list[Found]:
+_CALL_JSON_RE = re.compile(r"\[\s*\{|\{\s*\"")
+
+
+def _json_after(text: str, pos: int, start: int, family: str, *, skip_junk: bool = False) -> list[Found]:
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
+    if skip_junk and pos < len(text) and text[pos] not in "{[":
+        # "[TOOL_CALLS]  junk [{..}]" (vLLM mistral tests): the call list starts further on the line
+        line_end = text.find("\n", pos)
+        m = _CALL_JSON_RE.search(text, pos, line_end if line_end >= 0 else len(text))
+        pos = m.start() if m else pos
     if pos >= len(text) or text[pos] not in "{[":
         return []
     end = balanced_end(text, pos)
@@ -271,7 +279,7 @@ def extract_mistral(text: str) -> list[Found]:
     found: list[Found] = []
     for m in _MISTRAL_RE.finditer(text):
         if m.group(1) is None:
-            found.extend(_json_after(text, m.end(), m.start(), "mistral"))
+            found.extend(_json_after(text, m.end(), m.start(), "mistral", skip_junk=True))
             continue
         pos = m.end()
         while pos < len(text) and text[pos] in " \t\r\n":

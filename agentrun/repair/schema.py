@@ -53,6 +53,9 @@ def _types(prop: Any) -> list[str]:
         return [t]
     if isinstance(t, list):
         return [x for x in t if isinstance(x, str)]
+    for key in ("anyOf", "oneOf"):  # Pydantic v2 writes Optional[int] as anyOf [integer, null]
+        if isinstance(prop.get(key), list):
+            return [x for sub in prop[key] for x in _types(sub)]
     return []
 
 

@@ -69,3 +69,32 @@ def test_cut_off_engine_output_never_runs_a_partial_call(
             assert (call.name, str(call.arguments)) in whole, (source, head)
         # and with the limit reached, nothing runs at all
         assert run(head, expected, finish_reason="length").calls == ()
+
+
+def test_xml_values_are_typed_through_anyof_schemas() -> None:
+    # vLLM test_qwen3coder_tool_parser.py::test_extract_tool_calls_anyof_type_conversion (Pydantic v2 Optional[T])
+    props = {
+        "anyof_int": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "anyof_str": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "anyof_obj": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+        "type_as_array": {"type": ["integer", "null"]},
+        "float_param": {"type": "float"},
+    }
+    spec = ToolSpec(name="test_anyof", description="", parameters={"type": "object", "properties": props})
+    params = {
+        "anyof_int": "5",
+        "anyof_str": "5",
+        "anyof_obj": '{"k": 1}',
+        "type_as_array": "7",
+        "float_param": "3.14",
+    }
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in params.items())
+    text = f"<tool_call>\n<function=test_anyof>\n{body}</function>\n</tool_call>"
+    (call,) = correct(Message(role="assistant", content=text), [spec]).calls
+    assert call.arguments == {
+        "anyof_int": 5,
+        "anyof_str": "5",
+        "anyof_obj": {"k": 1},
+        "type_as_array": 7,
+        "float_param": 3.14,
+    }
