@@ -61,6 +61,7 @@ class LoadRequest(BaseModel):
     output_tokens: int = 0
     reasoning_tokens: int | None = None
     error: str | None = None
+    warmup: bool = False  # recorded, but left out of the statistics (as `agentrun load` does)
 
     @property
     def tpot_s(self) -> float | None:
@@ -73,8 +74,14 @@ class LoadRequest(BaseModel):
         """No error, and within every SLO the load names."""
         if self.error is not None:
             return False
-        measured = {"ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "e2e_s": self.e2e_s}
-        return all(measured.get(k) is not None and measured[k] <= v for k, v in slo.items())  # type: ignore[operator]
+        measured = {
+            "ttft_s": self.ttft_s,
+            "ttfvt_s": self.ttfvt_s,
+            "tpot_s": self.tpot_s,
+            "e2e_s": self.e2e_s,
+        }
+        checked = {k: v for k, v in slo.items() if k in measured}
+        return all(measured[k] is not None and measured[k] <= v for k, v in checked.items())  # type: ignore[operator]
 
 
 class ServerSample(BaseModel):
@@ -106,11 +113,24 @@ class LoadFile(BaseModel):
     server_series: list[ServerSample] = Field(default_factory=list)
     aggregates: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def measured(self) -> list[LoadRequest]:
+        """The requests the statistics are about: warm-up sessions left out."""
+        return [r for r in self.requests if not r.warmup]
+
     def values(self, metric: str) -> list[float]:
-        """Every measured value of one latency over the load (ITL: every gap of every request)."""
+        """Every value of one latency over the measured, successful requests (ITL: every gap)."""
+        ok = [r for r in self.measured if r.error is None]
         if metric == "itl_s":
-            return [gap for r in self.requests for gap in r.itl_s]
-        return [v for r in self.requests if (v := getattr(r, metric)) is not None]
+            return [gap for r in ok for gap in r.itl_s]
+        return [v for r in ok if (v := getattr(r, metric)) is not None]
+
+    def good_requests(self) -> int | None:
+        """Requests within the SLO: the writer's goodput count, else counted; None without an SLO."""
+        written = self.aggregates.get("goodput")
+        if isinstance(written, dict) and isinstance(written.get("requests"), int):
+            return written["requests"]
+        return sum(r.meets(self.slo) for r in self.measured) if self.slo else None
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -148,7 +168,7 @@ def throughput(load: LoadFile, width: float) -> dict[str, list[float]]:
     """Per window of ``width`` s, by completion time: output tokens/s, requests/s, good requests/s."""
     count = max(1, math.ceil(load.duration_s / width))
     tokens, done, good = [0.0] * count, [0.0] * count, [0.0] * count
-    for r in load.requests:
+    for r in load.measured:
         i = min(count - 1, int((r.start_s + r.e2e_s) // width))
         tokens[i] += r.output_tokens / width
         done[i] += 1 / width

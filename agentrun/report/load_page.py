@@ -108,40 +108,35 @@ def throughput_plot(loads: list[LoadFolder]) -> Plot:
     return Plot("load-throughput", "Throughput and goodput over time", fig, note, wide=True)
 
 
+def _has(y: list[float | None]) -> bool:
+    return any(v is not None for v in y)
+
+
 def server_plot(loads: list[LoadFolder]) -> Plot:
-    fig = make_subplots(
-        rows=len(SERVER_ROWS), cols=1, shared_xaxes=True, subplot_titles=[r[0] for r in SERVER_ROWS]
-    )
-    for i, x in enumerate(loads):
-        views = L.server_views(x.load)
-        for row, (_title, lines) in enumerate(SERVER_ROWS, start=1):
+    """Rows with data only: a server without KV offload gets no empty offload row."""
+    views = [L.server_views(x.load) for x in loads]
+    rows = [r for r in SERVER_ROWS if any(_has(v[key][1]) for v in views for key, _n, _d in r[1])]
+    fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, subplot_titles=[r[0] for r in rows])
+    for i, (x, view) in enumerate(zip(loads, views, strict=True)):
+        for row, (_title, lines) in enumerate(rows, start=1):
             for key, name, dash in lines:
-                t, y = views[key]
-                fig.add_trace(
-                    go.Scatter(
-                        name=f"{label(x)} {name}",
-                        x=t,
-                        y=y,
-                        legendgroup=label(x),
-                        line={"color": COLORS[i % len(COLORS)], "dash": dash},
-                    ),
-                    row=row,
-                    col=1,
-                )
-    fig.update_layout(base_layout(height=720, legend={"orientation": "v", "x": 1.02, "y": 1}))
-    fig.update_xaxes(title_text="seconds since the load started", row=len(SERVER_ROWS), col=1)
-    return Plot(
-        "load-server",
-        "The server's series",
-        fig,
-        "gauges as sampled; counters as rates over each sample interval",
-        wide=True,
+                t, y = view[key]
+                if not _has(y):
+                    continue
+                line = {"color": COLORS[i % len(COLORS)], "dash": dash}
+                trace = go.Scatter(name=f"{label(x)} {name}", x=t, y=y, legendgroup=label(x), line=line)
+                fig.add_trace(trace, row=row, col=1)
+    fig.update_layout(
+        base_layout(height=180 * len(rows) + 60, legend={"orientation": "v", "x": 1.02, "y": 1})
     )
+    fig.update_xaxes(title_text="seconds since the load started", row=len(rows), col=1)
+    note = "gauges as sampled; counters as rates over each sample interval"
+    return Plot("load-server", "The server's series", fig, note, wide=True)
 
 
 def plots(loads: list[LoadFolder]) -> list[Plot]:
     out = [cdf_plot(loads), throughput_plot(loads)]
-    if any(x.load.server_series for x in loads):
+    if any(len(x.load.server_series) > 1 for x in loads):
         out.append(server_plot(loads))
     return out
 
@@ -149,16 +144,16 @@ def plots(loads: list[LoadFolder]) -> list[Plot]:
 def context(loads: list[LoadFolder]) -> dict[str, Any]:
     rows = []
     for x in loads:
-        requests = x.load.requests
-        good = sum(r.meets(x.load.slo) for r in requests)
+        requests = x.load.measured
         rows.append(
             {
                 "label": label(x),
                 "load": x.load,
                 "requests": len(requests),
+                "warmup": len(x.load.requests) - len(requests),
                 "sessions": len({r.session for r in requests}),
                 "errors": sum(r.error is not None for r in requests),
-                "good": good if x.load.slo else None,
+                "good": x.load.good_requests(),
                 "percentiles": {m: L.percentiles(x.load, m) for m in L.LATENCIES},
             }
         )

@@ -114,3 +114,22 @@ def test_load_page_two_loads_overlaid(chromium: Any, tmp_path: Path, shots: Path
         len(page.plots["load-server"]["points"]) == 2 * 6
     )  # running, waiting, KV usage, hit rate, offload store, offload load
     assert page.plots["load-server"]["points"][0] == len(a["server_series"])  # running, as sampled
+
+
+def test_load_page_of_a_real_replay_load(chromium: Any, tmp_path: Path, shots: Path) -> None:
+    import agentrun
+
+    recording = Path(agentrun.__file__).parent / "load" / "workloads" / "todo-cli.workload.json.gz"
+    proc = run_cli(
+        "load", "--replay", str(recording), "--concurrency", "4", "--sessions", "5", "--warmup", "1",
+        "--time-scale", "0.05", "--results", str(tmp_path), timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [folder] = tmp_path.glob("load-*")
+    assert f"report: {folder / 'report.html'}" in proc.stdout  # load writes its page at the end
+    doc = json.loads((folder / "load.json").read_text())
+    page = _check(chromium, folder / "report.html", shots / "report-load-replay.png")
+    measured = [r for r in doc["requests"] if not r["warmup"] and r["error"] is None]
+    assert 0 < len(measured) < len(doc["requests"])  # the warm-up session is drawn nowhere
+    assert page.plots["load-cdf"]["points"][0] == min(200, sum(r["ttft_s"] is not None for r in measured))
+    assert page.plots["load-server"]["points"][0] == len(doc["server_series"])

@@ -75,10 +75,29 @@ def test_percentiles_prefer_the_writers_aggregates() -> None:
     assert computed["p50"] != 1.0
 
 
-def test_itl_values_are_every_gap_of_every_request() -> None:
+def test_itl_values_are_every_gap_of_every_successful_request() -> None:
     doc = load_document(50)
     load = L.LoadFile.model_validate(doc)
-    assert len(load.values("itl_s")) == sum(r["output_tokens"] - 1 for r in doc["requests"])
+    ok = [r for r in doc["requests"] if r["error"] is None]
+    assert len(ok) < 50  # the fixture has failed requests, whose gaps are not latencies
+    assert len(load.values("itl_s")) == sum(r["output_tokens"] - 1 for r in ok)
+
+
+def test_warmup_requests_are_left_out() -> None:
+    doc = load_document(40)
+    for r in doc["requests"][:10]:
+        r["warmup"] = True
+    load = L.LoadFile.model_validate(doc)
+    assert len(load.measured) == 30
+    assert len(load.values("e2e_s")) == sum(r["error"] is None for r in doc["requests"][10:])
+    assert sum(L.throughput(load, 1.0)["requests"]) == pytest.approx(30)
+
+
+def test_goodput_count_prefers_the_writers_and_needs_an_slo() -> None:
+    doc = load_document(40)
+    assert L.LoadFile.model_validate({**doc, "aggregates": {"goodput": {"requests": 7}}}).good_requests() == 7
+    assert L.LoadFile.model_validate({**doc, "slo": {}}).good_requests() is None
+    assert L.LoadRequest(session="s", start_s=0, ttft_s=1, ttfvt_s=3, e2e_s=4).meets({"ttfvt_s": 2}) is False
 
 
 def test_cdf_is_monotone_and_bounded() -> None:
