@@ -133,6 +133,19 @@ _THINK_RE = re.compile(
 _THINK_CLOSE = ("</think>", "</seed:think>", "<|END_THINKING|>", "[/THINK]")
 
 
+_GEMMA_THOUGHT_RE = re.compile(r"<\|channel>(?:thought\n)?(.*?)<channel\|>", re.DOTALL)
+
+
+def _gemma_thoughts(content: str) -> tuple[str, str]:
+    """Gemma 4's ``<|channel>thought\n..<channel|>`` blocks; a bare ``<channel|>`` with no opening
+    ends thinking that began in the prompt (Ollama gemma4 parser tests)."""
+    if "<|channel>" not in content:
+        thought, _, rest = content.partition("<channel|>")
+        return rest, thought
+    thoughts = [m.group(1) for m in _GEMMA_THOUGHT_RE.finditer(content)]
+    return _GEMMA_THOUGHT_RE.sub("", content), "".join(thoughts)
+
+
 def split_think(content: str | None) -> tuple[str | None, str]:
     """Split thinking that a server without a reasoning parser left in content: ``<think>..
     </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``,
@@ -140,6 +153,10 @@ def split_think(content: str | None) -> tuple[str | None, str]:
 
     Returns (visible content, reasoning text). A raw gpt-oss harmony reply is split by channel.
     """
+    if content and "<channel|>" in content:
+        content, thought = _gemma_thoughts(content)
+        visible, more = split_think(content)
+        return visible, "\n".join(t for t in (thought, more) if t)
     harmony = split_harmony(content) if content else None
     if harmony is not None:
         visible, thought = harmony

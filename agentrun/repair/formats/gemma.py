@@ -12,6 +12,7 @@ the whole call is reported as not ``closed`` rather than completed with a guess.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -56,11 +57,27 @@ class _Reader:
             s = self.string()
             return RawText(s) if self.raw_strings else s
         ch = self.text[self.pos]
+        if ch == '"':
+            return self.json_string()
         if ch == "{":
             return self.obj()
         if ch == "[":
             return self.array()
         return self.bare()
+
+    def json_string(self) -> str:
+        """``"raw \\"quoted\\""``: a JSON-quoted value instead of the delimiter (Ollama gemma4 tests)."""
+        j = self.pos + 1
+        while j < len(self.text) and self.text[j] != '"':
+            j += 2 if self.text[j] == "\\" else 1
+        if j >= len(self.text):
+            raise _Cut
+        try:
+            value = json.loads(self.text[self.pos : j + 1])
+        except ValueError as exc:
+            raise _Bad from exc
+        self.pos = j + 1
+        return str(value)
 
     def bare(self) -> Any:
         start = self.pos

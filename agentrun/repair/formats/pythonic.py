@@ -162,7 +162,9 @@ def _envelope(open_tok: str, close_tok: str, family: str) -> Any:
                 continue
             calls = parse_calls(m.group(1)) if closed else None
             if not calls:
-                found.append(Found(_guess(m.group(1)), m.group(1), m.start(), m.end(), family, closed=closed))
+                name = _guess(m.group(1))
+                if name or not closed:  # "<function_calls>not a function call</function_calls>" is text
+                    found.append(Found(name, m.group(1), m.start(), m.end(), family, closed=closed))
                 continue
             found.extend(Found(n, a, m.start(), m.end(), family) for n, a in calls)
         return found

@@ -895,3 +895,80 @@ CASES += [
         [("get_weather", {"city": "Paris"})],
     ),
 ]
+
+OG = "Ollama model/parsers/gemma4_test.go"
+OO = "Ollama model/parsers/olmo3_test.go"
+CASES += [
+    (
+        "gemma4",
+        OG,
+        "<|tool_call>call:set_optional{value:null,nested:{value:null}}<tool_call|>",
+        [("set_optional", {"value": None, "nested": {"value": None}})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f"<|tool_call>call:bash{{command:{Q}date\n{Q}}}<tool_call|>",
+        [("bash", {"command": "date\n"})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f'<|tool_call>call:search{{query:{Q}say "hello", then "goodbye"{Q}}}<tool_call|>',
+        [("search", {"query": 'say "hello", then "goodbye"'})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f"<|tool_call>call:open_file{{path:{Q}C:\\users\\bob\\file.txt{Q}}}<tool_call|>",
+        [("open_file", {"path": "C:\\users\\bob\\file.txt"})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f'<|tool_call>call:search{{query:"raw \\"quoted\\"",note:{Q}gemma "quoted"{Q}}}<tool_call|>',
+        [("search", {"query": 'raw "quoted"', "note": 'gemma "quoted"'})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f'<|tool_call>call:search{{query:{Q}say "hello" and "bye"{Q}}}',
+        [("search", {"query": 'say "hello" and "bye"'})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f"<|channel>thought\nI need to check the weather<channel|><|tool_call>call:get_weather{{location:{Q}Paris{Q}}}<tool_call|>",
+        [("get_weather", {"location": "Paris"})],
+    ),
+    (
+        "gemma4",
+        OG,
+        f'<|tool_call>call:plan{{steps:[{{title:{Q}step "one"{Q},done:false}},{{title:{Q}two{Q},done:true}}]}}<tool_call|>',
+        [("plan", {"steps": [{"title": 'step "one"', "done": False}, {"title": "two", "done": True}]})],
+    ),
+    (
+        "olmo3",
+        OO,
+        'Let me check the weather.<function_calls>get_weather(location="NYC")</function_calls>',
+        [("get_weather", {"location": "NYC"})],
+    ),
+    (
+        "olmo3",
+        OO,
+        '<function_calls>update_config(settings={"theme": "dark", "fontSize": 14})</function_calls>',
+        [("update_config", {"settings": {"theme": "dark", "fontSize": 14}})],
+    ),
+    (
+        "olmo3",
+        OO,
+        '<function_calls>search(query="say \\"hello\\"")</function_calls>',
+        [("search", {"query": 'say "hello"'})],
+    ),
+    (
+        "olmo3",
+        OO,
+        "<function_calls>clear_value(field=null)</function_calls>",
+        [("clear_value", {"field": None})],
+    ),
+]
