@@ -18,6 +18,7 @@ from typing import Any
 
 from agentrun.repair.candidates import Found, balanced_end
 from agentrun.repair.formats.jsonlist import json_calls
+from agentrun.repair.formats.pyfix import lone_string_kwarg, sanitize_source
 
 __all__ = ["PYTHONIC_EXTRACTORS", "parse_calls", "split_calls"]
 
@@ -34,7 +35,7 @@ def _literal(node: ast.AST) -> Any:
             _literal(k) if k is not None else _bad(): _literal(v)
             for k, v in zip(node.keys, node.values, strict=True)
         }
-    if isinstance(node, ast.List | ast.Tuple):
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):  # a set has no JSON form: a list, in order
         return [_literal(e) for e in node.elts]
     value = ast.literal_eval(node)
     if isinstance(value, bytes | complex | set) or (isinstance(value, float) and not math.isfinite(value)):
@@ -55,7 +56,7 @@ def _one(node: ast.AST) -> tuple[str, dict[str, Any]] | None:
     elif isinstance(func, ast.Attribute) and func.attr == "call" and isinstance(func.value, ast.Name):
         name = func.value.id  # Llama 3.1 built-in tools: brave_search.call(query=..)
     elif isinstance(func, ast.Attribute):
-        name = func.attr
+        name = ast.unparse(func)  # grocery.orderIngredients: the dotted name is the tool's name
     else:
         return None
     kwargs: dict[str, Any] = {}
@@ -130,6 +131,20 @@ def split_calls(source: str) -> list[str]:
     return out
 
 
+def _parse_one(source: str) -> tuple[str, dict[str, Any]] | None:
+    for text in (source, sanitize_source(source)):
+        if text is None:
+            continue
+        try:
+            got = _one(ast.parse(text, mode="eval").body)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if got is not None:
+            return got
+    lone = lone_string_kwarg(source)
+    return (lone[0], {lone[1]: lone[2]}) if lone else None
+
+
 def parse_calls(source: str) -> list[Parsed] | None:
     """Each call in ``source``; None when nothing in it reads as a call (it is code or prose)."""
     items = split_calls(source)
@@ -137,11 +152,7 @@ def parse_calls(source: str) -> list[Parsed] | None:
         return None
     out: list[Parsed] = []
     for item in items:
-        try:
-            tree = ast.parse(item.strip(), mode="eval")
-            got = _one(tree.body)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            got = None
+        got = _parse_one(item.strip())
         out.append(got if got is not None else (_guess(item), item))
     if all(isinstance(args, str) for _, args in out):
         return None

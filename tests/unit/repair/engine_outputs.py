@@ -972,3 +972,64 @@ CASES += [
         [("clear_value", {"field": None})],
     ),
 ]
+
+VL = VT + "test_lfm2_tool_parser.py"
+CASES += [
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[label(tags={'urgent', 'bug'})]<|tool_call_end|>",
+        [("label", {"tags": ["urgent", "bug"]})],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[set_date(month=07, day=05)]<|tool_call_end|>",
+        [("set_date", {"month": 7, "day": 5})],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[bash(command='sed -n '360,450p' /testbed/sympy/matrices/common.py')]<|tool_call_end|>",
+        [("bash", {"command": "sed -n '360,450p' /testbed/sympy/matrices/common.py"})],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[exec(command='cat > f.py << EOF\nimport csv\nprint(1)\nEOF')]<|tool_call_end|>",
+        [("exec", {"command": "cat > f.py << EOF\nimport csv\nprint(1)\nEOF"})],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[exec(command='grep -F \"]\" log.txt')]<|tool_call_end|>",
+        [("exec", {"command": 'grep -F "]" log.txt'})],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[grocery.orderIngredients(ingredientList=[{'name': 'Lasagna noodles', 'amount': 250, "
+        "'unit': 'g'}], deliveryAddress='845 Willow Lane, Springfield, IL 62704')]<|tool_call_end|>",
+        [
+            (
+                "grocery.orderIngredients",
+                {
+                    "ingredientList": [{"name": "Lasagna noodles", "amount": 250, "unit": "g"}],
+                    "deliveryAddress": "845 Willow Lane, Springfield, IL 62704",
+                },
+            )
+        ],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|>[get_candidate_status(candidate_id='12345'), bad(x=b'z')]<|tool_call_end|>",
+        [("get_candidate_status", {"candidate_id": "12345"})],
+    ),
+    (
+        "lfm2",
+        VL,
+        "<|tool_call_start|> [get_candidate_status(candidate_id='12345')]<|tool_call_end|>\nChecking the status.",
+        [("get_candidate_status", {"candidate_id": "12345"})],
+    ),
+]

@@ -1,0 +1,53 @@
+"""Second chances for a pythonic call that ``ast`` refuses, for slips models really make
+(vLLM ``lfm2`` parser tests): a raw newline or NUL inside a quoted argument, zero-padded
+numbers (``month=07``), and one string argument that holds its own quote character unescaped
+(``bash(command='sed -n '360,450p' f.py')``). Each fix keeps every character the model wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from agentrun.repair.jsonfix import lex
+
+__all__ = ["lone_string_kwarg", "sanitize_source"]
+
+_LEADING_ZERO_RE = re.compile(r"(?<![\w.])0+(?=\d)")
+
+
+def sanitize_source(source: str) -> str | None:
+    """``source`` with raw newlines/NULs escaped inside strings and numbers' leading zeros
+    dropped; None when nothing needed changing."""
+    out: list[str] = []
+    for tok in lex(source):
+        if tok.kind == "str" and len(tok.quote) == 1:
+            out.append(tok.text.replace("\n", "\\n").replace("\x00", "\\x00"))
+        elif tok.kind == "str":
+            out.append(tok.text.replace("\x00", "\\x00"))
+        else:
+            out.append(_LEADING_ZERO_RE.sub("", tok.text))
+    fixed = "".join(out)
+    return fixed if fixed != source else None
+
+
+_LONE_RE = re.compile(r"\s*([A-Za-z_][\w.]*)\(\s*([A-Za-z_]\w*)\s*=\s*(['\"])(.*)\3\s*\)\s*", re.DOTALL)
+
+
+def lone_string_kwarg(source: str) -> tuple[str, str, str] | None:
+    """``fn(k='..'..'..')`` with one string argument: (fn, k, value), the value read between the
+    first and the last quote, with Python's escapes; None if it is not that shape."""
+    m = _LONE_RE.fullmatch(source)
+    if m is None:
+        return None
+    quote, body = m.group(3), m.group(4)
+    if re.search(rf"{quote}\s*,\s*[A-Za-z_]\w*\s*=", body):
+        return None  # a second argument after all: not ours to guess where the first one ends
+    triple = quote * 3
+    if triple in body or body.endswith((quote, "\\")):
+        return m.group(1), m.group(2), body
+    try:
+        value = ast.literal_eval(triple + body + triple)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return m.group(1), m.group(2), body
+    return m.group(1), m.group(2), value if isinstance(value, str) else body
