@@ -8,22 +8,20 @@ prompt extends the previous one and the server's prefix cache keeps working.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import repair
-from agentrun.messages import Attempt, Completion, Message, Mode, ParsedCall, RepairEvent, ToolResult, Usage
+from agentrun.messages import Attempt, Completion, Message, ParsedCall, RepairEvent, ToolResult, Usage
+from agentrun.meter import RequestMeter
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
+from agentrun.policy import ModePolicy
 from agentrun.sandbox import Sandbox
-from agentrun.serving.admission import AdmissionGate
-from agentrun.serving.prometheus import MetricsProbe, ServerCounters, delta
 from agentrun.toolset import ToolSpec
 from agentrun.trajectory import Trajectory
 
@@ -34,7 +32,6 @@ When the tests pass, reply with a one-sentence summary and no tool call."""
 
 
 READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "search"})
-CHARS_PER_TOKEN_LOW = 3  # conservative: code and English run at about 3.5 to 4.5 characters per token
 
 
 class Stop(Exception):
@@ -47,12 +44,15 @@ class Stop(Exception):
 
 @dataclass(frozen=True)
 class Limits:
+    """What a run may spend, and how each request is sampled."""
+
     max_turns: int = 40
     max_tokens_total: int = 2_000_000
     max_wall_s: float = 1800.0
     max_tokens_per_turn: int = 8192
     max_reasks: int = 2
     tool_retries: int = 3
+    temperature: float | None = None  # None: the server's default
 
 
 @dataclass
@@ -73,8 +73,24 @@ class RunStats:
     retry_usage: Usage = field(default_factory=Usage)  # what failed attempts cost; not in ``usage``
 
 
+OnTurn = Callable[[int, Completion, RunStats], None]
+
+
+@dataclass(frozen=True)
+class Recorder:
+    """Where the loop reports: the trajectory file, the telemetry observer, a per-turn callback."""
+
+    trajectory: Trajectory
+    observer: RunObserver = field(default_factory=NullObserver)
+    on_turn: OnTurn | None = None
+
+
 class Agent:
-    """Runs one task's conversation against a model, with tools executed in a sandbox."""
+    """Runs one task's conversation against a model, with tools executed in a sandbox.
+
+    The mode's decisions are the ``policy``'s (``agentrun.policy``); what is measured around
+    each request (server counters, admission) is the ``meter``'s (``agentrun.meter``).
+    """
 
     def __init__(
         self,
@@ -82,28 +98,25 @@ class Agent:
         sandbox: Sandbox,
         tools: Sequence[ToolSpec],
         *,
-        mode: Mode,
+        policy: ModePolicy,
         limits: Limits,
-        trajectory: Trajectory,
-        observer: RunObserver | None = None,
-        on_turn: Callable[[int, Completion, RunStats], None] | None = None,
-        temperature: float | None = None,
-        server_probe: MetricsProbe | None = None,
-        gate: AdmissionGate | None = None,
+        recorder: Recorder,
+        meter: RequestMeter | None = None,
     ) -> None:
-        self.model, self.sandbox, self.tools, self.mode, self.limits = (
+        self.model, self.sandbox, self.tools, self.policy, self.limits = (
             model,
             sandbox,
             list(tools),
-            mode,
+            policy,
             limits,
         )
-        self.trajectory, self.observer, self.on_turn = trajectory, observer or NullObserver(), on_turn
-        self.temperature, self.server_probe = temperature, server_probe
+        self.trajectory, self.observer, self.on_turn = (
+            recorder.trajectory,
+            recorder.observer,
+            recorder.on_turn,
+        )
+        self.meter = meter or RequestMeter()
         self._server_delta: dict[str, float] | None = None
-        self.gate = gate
-        self.retry_budget = repair.RetryBudget(limits.tool_retries)
-        self._budget_spent: str | None = None  # a tool whose failing calls used up their retries
         self.openai_tools = [t.to_openai() for t in self.tools]
         self._tools_chars = len(json.dumps(self.openai_tools))  # for the admission estimate; fixed per run
         self.messages: list[Message] = []
@@ -125,7 +138,7 @@ class Agent:
     def step(self) -> None:
         completion, correction = self.query()
         self.stats.turns += 1
-        self.messages.append(self._assistant_message(completion, correction))
+        self.messages.append(self.policy.assistant_message(completion, correction))
         calls = list(correction.calls)
         results = [*(self.execute(c) for c in calls), *self._rejections(correction)]
         self.messages.extend(r.to_message() for r in results)
@@ -135,23 +148,21 @@ class Agent:
             self.on_turn(self.stats.turns, completion, self.stats)
         if not results:
             raise Stop(_final_reason(correction))
-        if self._budget_spent:
+        if self.policy.budget_spent:
             raise Stop("tool_retry_budget")
 
     def query(self) -> tuple[Completion, repair.Correction]:
-        """Ask the model; in corrected mode re-ask (bounded) on a cut-off or reasoning-only reply."""
+        """Ask the model; re-ask (bounded) when the policy says so (a cut-off or reasoning-only reply)."""
         max_tokens, tail = self.limits.max_tokens_per_turn, list[Message]()
         for attempt in range(self.limits.max_reasks + 1):
             completion = self._request([*self._history(), *tail], max_tokens)
             correction = self._correct(completion, max_tokens)
-            if self.mode == "direct" or attempt == self.limits.max_reasks:
+            again = (
+                None if attempt == self.limits.max_reasks else self.policy.reask(correction, max_tokens, tail)
+            )
+            if again is None:
                 break
-            if correction.truncated:
-                max_tokens *= 2
-            elif correction.reasoning_only:
-                tail = [Message(role="user", content=repair.REASONING_ONLY_NUDGE)]
-            else:
-                break
+            max_tokens, tail = again
             self.stats.reasks += 1
             self.trajectory.append("reask", turn=self.stats.turns + 1, reason=_final_reason(correction))
         self.messages.extend(tail)
@@ -164,7 +175,7 @@ class Agent:
         self.trajectory.append("tool_call", turn=self.stats.turns, call=call, **ids)
         result = self.sandbox.call(call.id, call.name, call.arguments)
         if result.ok:
-            self.retry_budget.reset(call.name)
+            self.policy.tool_succeeded(call.name)
         self._count_result(result)
         self.observer.tool_finished(result=result)
         self.trajectory.append("tool_result", turn=self.stats.turns, result=result)
@@ -173,9 +184,7 @@ class Agent:
     # -- small stages -------------------------------------------------------------------
 
     def _history(self) -> list[Message]:
-        if self.mode == "direct":
-            return self.messages
-        clean, events = repair.sanitize_history(self.messages)
+        clean, events = self.policy.history(self.messages)
         self._record_repairs(events)
         return clean
 
@@ -184,7 +193,7 @@ class Agent:
         params: dict[str, Any] = {
             "model": self.model.model,
             "max_tokens": max_tokens,
-            "temperature": self.temperature,
+            "temperature": self.limits.temperature,
         }
         ids = self.observer.request_started(
             turn=turn, params=params, messages=messages, tools=self.openai_tools
@@ -193,18 +202,17 @@ class Agent:
             "request", turn=turn, params=params, new_messages=messages[self._sent :], **ids
         )
         self._sent = len(messages)
-        before = self.server_probe.snapshot() if self.server_probe else None
         try:
-            with self._admitted(messages, max_tokens):
+            with self.meter.measure(messages, max_tokens, tools_chars=self._tools_chars) as reading:
                 completion = self.model.complete(
-                    messages, self.openai_tools, max_tokens=max_tokens, temperature=self.temperature
+                    messages, self.openai_tools, max_tokens=max_tokens, temperature=self.limits.temperature
                 )
         except Exception as exc:
             self._record_attempts(turn, getattr(exc, "attempts", ()))
             self.observer.request_finished(turn=turn, completion=None, repairs=(), error=exc)
             self.trajectory.append("request_error", turn=turn, error=f"{type(exc).__name__}: {exc}")
             raise
-        self._server_delta = self._probe_delta(before)
+        self._server_delta = reading.server_delta
         self._record_attempts(turn, completion.attempts)
         self.stats.requests += 1
         self.stats.retries += completion.retries
@@ -222,17 +230,8 @@ class Agent:
             self.trajectory.append("retry", turn=turn, attempt=attempt)
 
     def _correct(self, completion: Completion, max_tokens: int) -> repair.Correction:
-        if self.mode == "direct":
-            correction = repair.validate_direct(completion.message, self.tools)
-        else:
-            correction = repair.correct(
-                completion.message,
-                self.tools,
-                finish_reason=completion.finish_reason,
-                completion_tokens=completion.usage.completion_tokens,
-                max_tokens=max_tokens,
-            )
-        if self.mode == "corrected":  # direct mode repairs nothing; its rejections count as failed calls
+        correction = self.policy.correct(completion, self.tools, max_tokens)
+        if self.policy.records_repairs:
             self._record_repairs(correction.events)
         self.observer.request_finished(
             turn=self.stats.turns + 1,
@@ -242,40 +241,16 @@ class Agent:
         )
         return correction
 
-    def _assistant_message(self, completion: Completion, correction: repair.Correction) -> Message:
-        if self.mode == "direct":  # exactly what the server returned (reasoning is never sent back)
-            return completion.message.model_copy(update={"reasoning": None})
-        return correction.to_message().model_copy(update={"reasoning": None})
-
     def _rejections(self, correction: repair.Correction) -> list[ToolResult]:
         results = []
         for r in correction.rejected:
             self.stats.tool_calls += 1
-            message = r.message
-            if self.mode == "corrected":  # validation feedback, within a per-tool retry budget
-                if self.retry_budget.spend(r.tool_name):
-                    message += f" ({self.retry_budget.remaining(r.tool_name)} retries left for {r.tool_name})"
-                else:
-                    self._budget_spent = r.tool_name
-            result = ToolResult(call_id=r.call_id, name=r.tool_name, output=message, error=r.error)
+            output = self.policy.feedback(r)
+            result = ToolResult(call_id=r.call_id, name=r.tool_name, output=output, error=r.error)
             self._count_result(result)
             self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
             results.append(result)
         return results
-
-    def _admitted(self, messages: list[Message], max_tokens: int) -> AbstractContextManager[object]:
-        """Hold this request's KV footprint (prompt estimate + output headroom) in the gate."""
-        if self.gate is None:
-            return contextlib.nullcontext()
-        chars = sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
-        estimate = (chars + self._tools_chars) // CHARS_PER_TOKEN_LOW + max_tokens
-        return self.gate.hold(self.trajectory.run_id, estimate)
-
-    def _probe_delta(self, before: ServerCounters | None) -> dict[str, float] | None:
-        if self.server_probe is None or before is None:
-            return None
-        after = self.server_probe.snapshot()
-        return delta(before, after) if after is not None else None
 
     def _count_result(self, result: ToolResult) -> None:
         if result.ok:

@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentrun.agent import Agent, Limits, RunStats
+from agentrun.agent import Agent, Limits, OnTurn, Recorder, RunStats
 from agentrun.atif import to_atif
 from agentrun.config import RunConfig
 from agentrun.endpoints import Endpoint, open_endpoint
 from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.harbor import run as harbor_run
-from agentrun.messages import Completion, Tally
+from agentrun.messages import Tally
+from agentrun.meter import RequestMeter
 from agentrun.observer import NullObserver, RunObserver
+from agentrun.policy import policy_for
 from agentrun.results import RunResult, ToolCallCounts, new_run_id, timing_summary
 from agentrun.secrets import Scrubber
 from agentrun.serving.admission import AdmissionGate
@@ -35,7 +37,6 @@ from agentrun.trajectory import Trajectory, read_trajectory
 
 __all__ = ["OnTurn", "run_task"]
 
-OnTurn = Callable[[int, Completion, RunStats], None]
 Log = Callable[[str], None]
 ORACLE = Endpoint(base_url="", model="oracle", label="oracle (reference solution, no model)")
 NOP = Endpoint(base_url="", model="nop", label="nop (does nothing, no model)")
@@ -192,19 +193,16 @@ def _run_agent(
         max_tokens_total=settings.max_tokens_total,
         max_wall_s=run.task.config.agent.timeout_sec,
         max_tokens_per_turn=settings.max_tokens_per_turn,
+        temperature=config.temperature,
     )
     agent = Agent(
         model,
         sandbox,
         builtin_specs(),
-        mode=config.mode,
+        policy=policy_for(config.mode, tool_retries=limits.tool_retries),
         limits=limits,
-        trajectory=run.trajectory,
-        observer=run.observer,
-        on_turn=on_turn,
-        temperature=config.temperature,
-        server_probe=probe,
-        gate=gate,
+        recorder=Recorder(run.trajectory, run.observer, on_turn),
+        meter=RequestMeter(probe=probe, gate=gate, session=run.result.run_id),
     )
     run.stats = agent.stats
     try:

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentrun.agent import Agent, Limits
+from agentrun.agent import Agent, Limits, Recorder
 from agentrun.messages import Mode
 from agentrun.model import OpenAIModel
+from agentrun.policy import policy_for
 from agentrun.replay import ReplayServer, Script, ScriptCall, ScriptTurn
 from agentrun.replay.faults import FaultInjector
 from agentrun.sandbox.docker import DockerSandbox
@@ -41,7 +42,12 @@ def run(
     ):
         trajectory = Trajectory(tmp_path / f"{mode}.jsonl", run_id="t", mode=mode)
         agent = Agent(
-            model, sandbox, builtin_specs(), mode=mode, limits=Limits(**limits), trajectory=trajectory
+            model,
+            sandbox,
+            builtin_specs(),
+            policy=policy_for(mode, tool_retries=Limits(**limits).tool_retries),
+            limits=Limits(**limits),
+            recorder=Recorder(trajectory),
         )
         reason = agent.run("Write a.txt.")
         trajectory.close()
