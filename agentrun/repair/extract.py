@@ -16,6 +16,7 @@ from agentrun.repair.envelopes import ENVELOPE_EXTRACTORS, WRAPPER_TOKENS
 from agentrun.repair.formats import FORMAT_EXTRACTORS, FORMAT_TOKENS
 from agentrun.repair.formats.harmony import split_harmony
 from agentrun.repair.loose import LOOSE_EXTRACTORS
+from agentrun.repair.quoting import quoted
 
 __all__ = ["emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
 
@@ -41,20 +42,13 @@ def _in_inline_code(text: str, start: int) -> bool:
     return text.count("`", line_start, start) % 2 == 1
 
 
-def _mid_sentence(text: str, start: int, end: int) -> bool:
-    """Prose on both sides on the same line, the sentence not ended before the envelope."""
-    line_start = text.rfind("\n", 0, start) + 1
-    before = text[line_start:start].rstrip()
-    line_end = text.find("\n", end)
-    after = text[end : line_end if line_end >= 0 else len(text)].strip()
-    after = WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", after)).strip()
-    # "you could call <tool_call>.. to list": the sentence runs on through the envelope
-    return bool(before) and (before[-1].isalnum() or before[-1] in "\"'(,") and bool(after)
-
-
-def quoted(text: str, start: int, end: int) -> bool:
-    """The span is tool syntax being talked about, not a call being made."""
-    return _in_inline_code(text, start) or _mid_sentence(text, start, end)
+def _kept(text: str, groups: list[list[Found]], spans: list[tuple[int, int]]) -> list[list[Found]]:
+    """The groups that are calls being made, not tool syntax being discussed (see ``quoting``)."""
+    return [
+        g
+        for g in groups
+        if not quoted(text, g[0].start, g[0].end, spans, strict=g[0].strict, closed=all(f.closed for f in g))
+    ]
 
 
 def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
@@ -68,8 +62,7 @@ def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
         span = (group[0].start, group[0].end)
         if not _overlaps(span, taken):
             taken.append(span)
-            if not quoted(text, *span):
-                groups.append(group)
+            groups.append(group)
     if loose:
         code = [
             (m.start(), m.end()) for m in _CODE_FENCE_RE.finditer(text) if m.group(1).lower() not in _NOT_JSON
@@ -79,9 +72,8 @@ def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
             span = (group[0].start, group[0].end)
             if not _overlaps(span, taken) and not _overlaps(span, code):
                 taken.append(span)
-                if not quoted(text, *span):
-                    groups.append(group)
-    return sorted(groups, key=lambda g: g[0].start)
+                groups.append(group)
+    return sorted(_kept(text, groups, taken), key=lambda g: g[0].start)
 
 
 def _only_markup(piece: str) -> bool:

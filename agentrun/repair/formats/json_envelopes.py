@@ -24,7 +24,7 @@ _TAGGED: tuple[tuple[str, str, str | None], ...] = (
     ("nemotron", r"<TOOLCALL>", "</TOOLCALL>"),  # Nemotron Nano v2 / Llama-Nemotron
     ("longcat", r"<longcat_tool_call>", "</longcat_tool_call>"),  # LongCat Flash
     ("granite_20b_fc", r"<function_call>", None),  # granite-20b-functioncalling
-    ("phi4_mini", r"(?<![\w.])functools(?=\s*\[)", None),  # Phi-4-mini, FireFunction v2
+    ("phi4_mini", r"(?<![\w.])functools(?=\s*\[\s*\{)", None),  # Phi-4-mini, FireFunction v2
     ("gigachat3", r"function call(?:<\|role_sep\|>)?\s*(?=\{\s*\"name\")", None),  # GigaChat 3
     # llama.cpp's Hermes 2 Pro parser: the call object in one of the tags models use instead
     ("hermes_tags", r"<(?:tool|tools|response|json|JSON|xml)>(?=\s*\{\s*\"name\")", None),

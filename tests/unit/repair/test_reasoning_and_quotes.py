@@ -105,3 +105,23 @@ def test_python_prompts_and_unknown_unmarked_names_are_not_functionary_calls(too
     for content in (">>> x\n{'a': 1}\n>>> print(x)", 'Summary\n{"files": 3, "tests": "pass"}'):
         result = correct(reply(content), tools)
         assert result.calls == () and result.rejected == (), content
+
+
+def test_prose_about_tool_syntax_is_neither_run_nor_rejected(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    for content in (
+        "Use <function=name> syntax to call a tool.",
+        "Gemma writes <|tool_call>call:NAME{...}<tool_call|> for calls.",
+        'Example: [read_file(path="a.py")] would read it, but I will not.',
+        'Here is how Command R calls tools: <|START_ACTION|>[{"tool_name": "read_file", "parameters": '
+        '{"path": "x"}}]<|END_ACTION|> and that is all.',
+        "The <function_calls> block is OLMo's.",
+        "Use the `functools` module: functools[0] is not valid.",
+    ):
+        result = correct(reply(content), tools)
+        assert result.calls == () and result.rejected == (), content
+
+
+def test_three_calls_on_one_line_are_all_calls(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    one = '<tool_call>{"name": "read_file", "arguments": {"path": "%s"}}</tool_call>'
+    result = correct(reply(" ".join(one % p for p in ("a.py", "b.py", "c.py"))), tools)
+    assert [c.arguments["path"] for c in result.calls] == ["a.py", "b.py", "c.py"]

@@ -1,0 +1,63 @@
+"""Is a call found in text one the model *made*, or tool syntax it is *talking about*?
+
+Engines' tests show real calls either on their own line or after a finished sentence
+("Let me check. <tool_call>..", Gemma 4, Hunyuan, Kimi, Mistral), and at most trailing prose
+after a loose JSON call (Llama 3: "Here is the result: {..} Would you like to know more?").
+Text that discusses the syntax looks different: backticks around it, an envelope with prose on
+both sides of it on one line ("Command R calls tools: <|START_ACTION|>[..]<|END_ACTION|> and
+then .."), a sentence running through it ("you could call <tool_call>.. to list files"), or an
+example marker right before it ("e.g.", "for example:", "the format is"). Those are never run.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["quoted"]
+
+_EXAMPLE = (
+    "example:", "example,", "e.g.", "e.g.,", "e.g.:", "for instance:", "for instance,", "for example",
+    "such as", "looks like", "look like", "like this:", "format:", "format is", "syntax:", "syntax is",
+    "would be", "could be", "might be", "something like",
+)  # fmt: skip
+_OPENING_RE = re.compile(r"\s*(?:<[^>\n]{1,60}>|\[[A-Z_]+\]|functools|>>>)+")  # the envelope's own opening
+_MARKUP_RE = re.compile(r"<[|｜]?[\w:/▁.|｜ -]{1,40}[|｜]?>|\[/?[A-Z_]+\]")
+
+
+def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
+    """``text[lo:hi]`` without other candidates' spans and special-token markup."""
+    pieces, pos = [], lo
+    for s, e in sorted(spans):
+        if e <= lo or s >= hi:
+            continue
+        pieces.append(text[pos : max(pos, s)])
+        pos = max(pos, min(e, hi))
+    pieces.append(text[pos:hi])
+    return _MARKUP_RE.sub("", "".join(pieces)).strip()
+
+
+def quoted(
+    text: str, start: int, end: int, spans: list[tuple[int, int]], *, strict: bool, closed: bool
+) -> bool:
+    """True when the candidate at ``text[start:end]`` is only being talked about."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text.count("`", line_start, start) % 2 == 1:
+        return True  # inside a `code span`
+    before = _outside(text, line_start, start, spans)
+    if before.lower().endswith(_EXAMPLE):
+        return True
+    runs_on = bool(before) and (before[-1].isalnum() or before[-1] in "\"'(,")
+    if strict and not closed:
+        # a span cut at the end of the text: judge by what follows its opening marker
+        line_end = text.find("\n", start)
+        rest = text[start : line_end if line_end >= 0 else len(text)]
+        opening = _OPENING_RE.match(rest)
+        rest = rest[opening.end() :] if opening else rest
+        last = max(rest.rfind(">"), rest.rfind("]"), rest.rfind("}"), rest.rfind(")"))
+        after = _MARKUP_RE.sub("", rest[last + 1 :] if last >= 0 else rest).strip()
+        return runs_on and bool(after)
+    line_end = text.find("\n", end)
+    after = _outside(text, end, line_end if line_end >= 0 else len(text), spans)
+    if strict:
+        return bool(before) and bool(after)
+    return runs_on and bool(after)
