@@ -19,17 +19,24 @@ READY_TIMEOUT_MS = 60_000
 
 # Per plot: traces and how many points Plotly computed for each (gd.calcdata), and whether SVG
 # for every trace is in the DOM; per link: the file it points at.
-_INSPECT = """() => ({
+_INSPECT = """() => {
+const count = (p) => {  // a box holds its dots in .pts; a bar's value is .s, a point's .y
+  if (!p) return 0;
+  if (Array.isArray(p.pts)) return p.pts.length;
+  return Number.isFinite(p.y !== undefined ? p.y : p.s) ? 1 : 0;
+};
+return {
   ready: document.body.dataset.ready,
   readyMs: window.reportReadyMs,
   plots: Array.from(document.querySelectorAll('.plot')).map((gd) => ({
     id: gd.id,
     names: (gd.data || []).map((t) => t.name),
-    points: (gd.calcdata || []).map((trace) => trace.filter((p) => p && !Number.isNaN(p.x ?? p.y ?? 0)).length),
+    points: (gd.calcdata || []).map((trace) => trace.reduce((n, p) => n + count(p), 0)),
     svgTraces: gd.querySelectorAll('.main-svg g.trace').length,
   })),
   links: Array.from(document.querySelectorAll('a[href]')).map((a) => a.href),
-})"""
+};
+}"""
 
 
 @dataclass

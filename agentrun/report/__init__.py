@@ -49,10 +49,17 @@ def write_report(paths: list[Path], out: Path | None = None) -> Path:
 
 
 def report_at_end(folder: Path | str, say: Callable[[str], None]) -> Path | None:
-    """What ``task`` and ``compare`` call last: write the page, print its path; a failure here
+    """What ``task``, ``compare`` and ``load`` call last: write the page, print its path. After a
+    compare each trial gets its run page first, so the compare page links to them. A failure here
     is one warning line, never a lost run (the results are already on disk)."""
+    from agentrun.report.sources import kind_of
+
+    folder = Path(folder)
     try:
-        path = write_report([Path(folder)])
+        if kind_of(folder) == "compare":
+            for trial in sorted(p for p in folder.iterdir() if (p / "result.json").is_file()):
+                write_report([trial])
+        path = write_report([folder])
     except (AgentrunError, OSError, ValueError) as exc:
         say(f"report: not written ({exc}); try `agentrun report {folder}`")
         return None

@@ -78,6 +78,7 @@ def dots_plot(groups: list[Group]) -> Plot:
     fig.update_layout(base_layout(height=400, margin={"l": 50, "r": 20, "t": 70, "b": 30}))
     fig.update_layout(legend={"y": 1.22})
     fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(rangemode="tozero")
     return Plot("compare-dots", "One dot per trial", fig, "box: median and quartiles over trials", wide=True)
 
 
@@ -115,7 +116,7 @@ def tokens_plot(groups: list[Group]) -> Plot:
     )
     fig.update_layout(base_layout(barmode="group"))
     fig.update_yaxes(title_text="tokens", secondary_y=False)
-    fig.update_yaxes(title_text="seconds", secondary_y=True)
+    fig.update_yaxes(title_text="seconds", rangemode="tozero", secondary_y=True)
     return Plot("compare-tokens", "Tokens and time per trial", fig)
 
 

@@ -42,7 +42,7 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def compare_dir(tmp_path_factory: pytest.TempPathFactory, todo_image: str) -> Path:
     results = tmp_path_factory.mktemp("results")
-    proc = run_cli("compare", "todo-cli", "--trials", "1", "--results", str(results), timeout=900)
+    proc = run_cli("compare", "todo-cli", "--trials", "2", "--results", str(results), timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [folder] = results.glob("compare-*")
     assert f"report: {folder / 'report.html'}" in proc.stdout  # compare writes its page at the end
@@ -70,7 +70,8 @@ def _figures(html: Path) -> dict[str, Any]:
 
 def test_run_page(chromium: Any, compare_dir: Path, shots: Path) -> None:
     comparison = json.loads((compare_dir / "compare.json").read_text())
-    [run_id] = [r["run_id"] for r in comparison["runs"] if r["mode"] == "corrected"]
+    corrected = [r for r in comparison["runs"] if r["mode"] == "corrected"]
+    run_id = max(corrected, key=lambda r: sum(r["tool_calls"]["repaired"].values()))["run_id"]
     run = compare_dir / run_id
     proc = run_cli("report", str(run), timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -98,6 +99,8 @@ def test_compare_page(chromium: Any, compare_dir: Path, shots: Path) -> None:
     drawn = {t["name"]: sum(t["y"]) for t in repairs}
     assert drawn == {m: sum(s["repaired_total"].values()) for m, s in comparison["modes"].items()}
     assert len(page.links) >= 3 * len(comparison["runs"])
+    run_pages = {p for p in page.links if p.name == "report.html"}  # compare wrote each trial's page
+    assert run_pages == {compare_dir / r["run_id"] / "report.html" for r in comparison["runs"]}
 
 
 def test_load_page_two_loads_overlaid(chromium: Any, tmp_path: Path, shots: Path) -> None:
