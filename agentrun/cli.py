@@ -1,13 +1,16 @@
 """The ``agentrun`` command line: a typer app assembled from ``agentrun.commands.*``.
 
-Each command module owns one area and registers thin commands on the app. Any
-``UserError`` becomes one line on stderr and exit code 2, never a traceback.
+Each command module owns one area and registers thin commands on the app. Bad input of
+any kind (a ``UserError`` from the library, or click's own usage errors: an unknown
+option, a missing argument, a value out of range) becomes exactly one line on stderr,
+``error: ...`` plus where to look, and exit code 2, never a traceback or typer's box.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Sequence
 
 import typer
 from rich.console import Console
@@ -25,6 +28,9 @@ COMMAND_MODULES = (
     "agentrun.commands.chaos",  # chaos-proxy
     "agentrun.commands.load",  # load (live | --replay), load compare
 )
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
     name="agentrun",
@@ -49,10 +55,48 @@ def _register_all() -> None:
 _register_all()
 
 
-def main() -> None:
+def error_line(message: str) -> str:
+    """``message`` folded onto one line (click's messages and pydantic's can span several)."""
+    return " ".join(str(message).split())
+
+
+def _print_error(message: str) -> None:
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"[red]error:[/red] {error_line(message)}", markup=True
+    )
+
+
+def _usage_message(exc: typer.TyperException) -> str:
+    """Click's message, with the command's help hint on the same line (not click's usage block)."""
+    ctx = getattr(exc, "ctx", None)
+    text = exc.format_message().replace("Value error, ", "")  # pydantic's prefix on a failed choice
+    if ctx is not None:
+        text += f" (see `{ctx.command_path} --help`)"
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     try:
-        app()
+        code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
     except UserError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+        _print_error(rich_escape(str(exc)))
+        sys.exit(EXIT_USAGE)
+    except typer.TyperException as exc:  # click's UsageError, BadParameter, NoSuchOption, ...
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `agentrun` / `agentrun sandbox`: the help
+            typer.echo(exc.format_message(), err=True)
+            sys.exit(EXIT_USAGE)
+        _print_error(rich_escape(_usage_message(exc)))
+        sys.exit(getattr(exc, "exit_code", EXIT_USAGE) or EXIT_USAGE)
+    except typer.Abort:  # click turns EOF on a prompt into Abort
+        _print_error("aborted")
+        sys.exit(EXIT_INTERRUPTED)
+    if isinstance(code, int) and code:  # typer.Exit(n), and Ctrl-C outside a command's own handler
+        sys.exit(code)
+
+
+def rich_escape(text: str) -> str:
+    """Escape rich markup in a message that holds user text (paths, URLs with brackets)."""
+    from rich.markup import escape
+
+    return escape(text)

@@ -30,7 +30,9 @@ def prepare(
     verify: bool = typer.Option(
         False, "--verify", help="re-hash a cached model instead of trusting size+mtime"
     ),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="parallel compile jobs (default: CPU count, at most 8)"),
+    jobs: int = typer.Option(
+        0, "--jobs", "-j", min=0, help="parallel compile jobs (default: CPU count, at most 8)"
+    ),
 ) -> None:
     """Build llama-server and assemble the model into the cache (reused when valid)."""
     console = Console(soft_wrap=True, highlight=False)
@@ -61,9 +63,9 @@ def prepare(
 
 
 def serve(
-    port: int = typer.Option(8080, "--port", help="port on 127.0.0.1 (0 picks a free one)"),
-    ctx: int = typer.Option(8192, "--ctx", help="context size in tokens"),
-    threads: int = typer.Option(2, "--threads", help="CPU threads"),
+    port: int = typer.Option(8080, "--port", min=0, max=65535, help="port on 127.0.0.1 (0 picks a free one)"),
+    ctx: int = typer.Option(8192, "--ctx", min=512, help="context size in tokens"),
+    threads: int = typer.Option(2, "--threads", min=1, help="CPU threads"),
 ) -> None:
     """Serve the local model in the foreground until Ctrl-C."""
     console = Console()

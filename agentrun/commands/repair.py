@@ -11,8 +11,10 @@ Input (stdin), one OpenAI-shaped assistant message per line::
     {"tool_calls": [{"id", "name", "arguments"}], "content": ..., "repairs": [...],
      "rejected": [...], "truncated": bool, "reasoning_only": bool}
 
-A line that cannot be read yields ``{"line": n, "error": "..."}``; a bad ``--tools`` file is a
-one-line error and exit code 2.
+A line that cannot be read (not JSON, not UTF-8, nested too deeply) yields
+``{"line": n, "error": "..."}`` in its place, the other lines are still repaired, and the
+command ends with one line on stderr and exit code 2; a bad ``--tools`` file is a one-line
+error and exit code 2 before any input is read.
 """
 
 from __future__ import annotations
@@ -115,17 +117,30 @@ def repair_record(line: str, tools: list[ToolSpec], mode: str = "corrected") -> 
         message, finish_reason, completion_tokens, max_tokens = _message(record)
     except (ValueError, TypeError, AttributeError) as exc:
         return {"error": f"cannot read assistant message: {exc}".splitlines()[0]}
-    if mode == "direct":
-        return _output(validate_direct(message, tools))
-    return _output(
-        correct(
-            message,
-            tools,
-            finish_reason=finish_reason,
-            completion_tokens=completion_tokens if isinstance(completion_tokens, int) else None,
-            max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+    except RecursionError:  # e.g. ten thousand "[" in a row: json.loads recurses once per level
+        return {"error": "cannot read assistant message: JSON nested too deeply"}
+    try:
+        if mode == "direct":
+            return _output(validate_direct(message, tools))
+        return _output(
+            correct(
+                message,
+                tools,
+                finish_reason=finish_reason,
+                completion_tokens=completion_tokens if isinstance(completion_tokens, int) else None,
+                max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+            )
         )
-    )
+    except RecursionError:  # arguments nested thousands deep inside an otherwise valid message
+        return {"error": "cannot repair assistant message: tool arguments nested too deeply"}
+
+
+def _decoded(raw: bytes) -> str | dict[str, Any]:
+    """The line as text, or an error record (stdin is bytes: one bad line must not end the stream)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {"error": f"line is not UTF-8 text (byte {exc.start})"}
 
 
 def register(app: typer.Typer) -> None:
@@ -139,11 +154,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Repair tool calls in assistant messages read as JSON lines on stdin; JSON lines out."""
         specs = load_tools(tools)
-        for n, line in enumerate(sys.stdin, start=1):
-            if not line.strip():
+        unreadable: list[int] = []
+        for n, raw in enumerate(sys.stdin.buffer, start=1):
+            line = _decoded(raw)
+            if isinstance(line, str) and not line.strip():
                 continue
-            out = repair_record(line, specs, mode)
+            out = repair_record(line, specs, mode) if isinstance(line, str) else line
             if "error" in out:
                 out = {"line": n, **out}
+                unreadable.append(n)
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
             sys.stdout.flush()
+        if unreadable:
+            shown = ", ".join(map(str, unreadable[:5])) + (", ..." if len(unreadable) > 5 else "")
+            raise UserError(
+                f"{len(unreadable)} input line(s) could not be read (line {shown}); "
+                "their output lines hold the reason: give one JSON assistant message per line"
+            )

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from agentrun.commands import _params
 from agentrun.errors import UserError
 from agentrun.replay.build import GPU_KV_TOKENS, build_server, describe
 
@@ -50,24 +51,35 @@ def serve(
     ] = None,
     script: Annotated[Path | None, typer.Option("--script", help="play this script (JSON)")] = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port (0 picks a free one)")] = 8000,
-    ttft: Annotated[float, typer.Option("--ttft", help="seconds before the first output token")] = 0.05,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port (0 picks a free one)")] = 8000,
+    ttft: Annotated[
+        float,
+        typer.Option(
+            "--ttft", min=0.0, help="seconds before the first output token", callback=_params.finite_delay
+        ),
+    ] = 0.05,
     token_delay: Annotated[
-        float, typer.Option("--token-delay", help="seconds between output tokens")
+        float,
+        typer.Option(
+            "--token-delay", min=0.0, help="seconds between output tokens", callback=_params.finite_delay
+        ),
     ] = 0.002,
     model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
-    faults: Annotated[float, typer.Option(help="rate of injected tool-call faults (0..1)")] = 0.0,
-    fault_mix: Annotated[str, typer.Option(help="deepseek | qwen | mixed")] = "mixed",
+    faults: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="rate of injected tool-call faults (0..1)")
+    ] = 0.0,
+    fault_mix: Annotated[_params.FaultMixName, typer.Option(help="which model family's faults")] = "mixed",
     seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
     kv_gpu_tokens: Annotated[
-        int, typer.Option(help="simulated vLLM GPU KV cache (tokens); 0 turns the cache simulator off")
+        int,
+        typer.Option(min=0, help="simulated vLLM GPU KV cache (tokens); 0 turns the cache simulator off"),
     ] = GPU_KV_TOKENS,
-    kv_cpu_tokens: Annotated[int, typer.Option(help="simulated CPU KV-offload tier (tokens)")] = 0,
-    kv_log: Annotated[Path | None, typer.Option(help="write vLLM-format log lines here")] = None,
+    kv_cpu_tokens: Annotated[int, typer.Option(min=0, help="simulated CPU KV-offload tier (tokens)")] = 0,
+    kv_log: Annotated[
+        Path | None, typer.Option(help="write vLLM-format log lines here", callback=_params.output_file)
+    ] = None,
 ) -> None:
     """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
-    if ttft < 0 or token_delay < 0:
-        raise UserError("--ttft and --token-delay must not be negative")
     loaded = _load_script(task, script, model)
     try:
         server = build_server(
@@ -113,7 +125,8 @@ def serve(
 def write_script(
     task: Annotated[str, typer.Argument(help="task name or folder")],
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="file to write (default: stdout)")
+        Path | None,
+        typer.Option("-o", "--output", help="file to write (default: stdout)", callback=_params.output_file),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
 ) -> None:

@@ -6,21 +6,21 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentrun.agent import RunStats
+from agentrun.commands import _params
 from agentrun.config import AgentKind, RunConfig
 from agentrun.errors import UserError
-from agentrun.messages import Completion, Mode
-from agentrun.report import report_at_end
-from agentrun.report.progress import trial_progress
-from agentrun.results import RunResult
-from agentrun.runner import run_task
 from agentrun.tasks import list_tasks, load_task
+
+if TYPE_CHECKING:  # the runner pulls in the openai SDK: imported when a run starts, not for --help
+    from agentrun.agent import RunStats
+    from agentrun.messages import Completion
+    from agentrun.results import RunResult
 
 console = Console(stderr=True, highlight=False)
 
@@ -109,17 +109,37 @@ def summary_table(result: RunResult) -> Table:
 
 
 BaseUrl = Annotated[
-    str | None, typer.Option(help="OpenAI-compatible base URL; default: the embedded replay model")
+    str | None,
+    typer.Option(
+        help="OpenAI-compatible base URL; default: the embedded replay model", callback=_params.http_url
+    ),
 ]
 ModelName = Annotated[str | None, typer.Option(help="model name; 'local' starts the local CPU model")]
 ApiKey = Annotated[
     str | None, typer.Option(envvar="AGENTRUN_API_KEY", help="API key (or AGENTRUN_API_KEY / OPENAI_API_KEY)")
 ]
-ResultsDir = Annotated[Path, typer.Option(help="results folder")]
-FaultMix = Annotated[str, typer.Option(help="replay model only: deepseek | qwen | mixed")]
+ResultsDir = Annotated[Path, typer.Option(help="results folder", callback=_params.results_dir)]
+FaultRate = Annotated[
+    float, typer.Option(min=0.0, max=1.0, help="replay model only: rate of injected tool-call faults")
+]
+FaultMix = Annotated[
+    _params.FaultMixName, typer.Option(help="replay model only: which model family's faults")
+]
+Temperature = Annotated[float | None, typer.Option(min=0.0, max=2.0, help="sampling temperature")]
+MaxTurns = Annotated[int | None, typer.Option(min=1, help="turn limit (default: the task's)")]
+ReplayTtft = Annotated[
+    float,
+    typer.Option(
+        min=0.0, callback=_params.finite_delay, help="replay model: delay before the first token (s)"
+    ),
+]
+ReplayTokenDelay = Annotated[
+    float,
+    typer.Option(min=0.0, callback=_params.finite_delay, help="replay model: delay between tokens (s)"),
+]
 BaseImage = Annotated[str | None, typer.Option(help="base image for sandbox builds")]
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint (else OTEL_EXPORTER_OTLP_*)")]
-OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
+OtlpProtocol = Annotated[_params.OtlpProtocolName | None, typer.Option(help="OTLP protocol")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
 ImageMap = Annotated[
     list[str] | None,
@@ -154,34 +174,28 @@ def register(app: typer.Typer) -> None:
     @app.command("task")
     def task_cmd(
         name: Annotated[str, typer.Argument(help="task name (see `agentrun tasks`) or a task folder")],
-        mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
+        mode: Annotated[_params.ModeName, typer.Option(help="how tool calls are used")] = "corrected",
         base_url: BaseUrl = None,
         model: ModelName = None,
         api_key: ApiKey = None,
         results: ResultsDir = Path("results"),
         agent: Annotated[
-            str, typer.Option(help="model | oracle (run solution/solve.sh) | nop (do nothing)")
+            AgentKind, typer.Option(help="model; oracle: run solution/solve.sh; nop: do nothing")
         ] = "model",
         seed: int = 0,
-        faults: Annotated[
-            float, typer.Option(help="replay model only: rate of injected tool-call faults")
-        ] = 0.0,
+        faults: FaultRate = 0.0,
         fault_mix: FaultMix = "mixed",
-        temperature: float | None = None,
-        max_turns: int | None = None,
+        temperature: Temperature = None,
+        max_turns: MaxTurns = None,
         base_image: BaseImage = None,
         server_metrics: Annotated[
-            str | None, typer.Option(help="the server's Prometheus /metrics URL")
+            str | None, typer.Option(help="the server's Prometheus /metrics URL", callback=_params.http_url)
         ] = None,
         otlp_endpoint: OtlpEndpoint = None,
         otlp_protocol: OtlpProtocol = None,
         capture_content: bool = False,
-        replay_ttft: Annotated[
-            float, typer.Option(help="replay model: delay before the first token (s)")
-        ] = 0.0,
-        replay_token_delay: Annotated[
-            float, typer.Option(help="replay model: delay between tokens (s)")
-        ] = 0.0,
+        replay_ttft: ReplayTtft = 0.0,
+        replay_token_delay: ReplayTokenDelay = 0.0,
         no_report: NoReport = False,
         request_timeout: Annotated[
             float, typer.Option(help="seconds a model request may wait for a byte before it is retried")
@@ -194,14 +208,10 @@ def register(app: typer.Typer) -> None:
 
         if not 0 < request_timeout <= 86_400:
             raise UserError(f"--request-timeout must be between 0 and 86400 seconds, not {request_timeout}")
-        if mode not in ("direct", "corrected"):
-            raise UserError(f"--mode must be direct or corrected, not {mode!r}")
-        if agent not in ("model", "oracle", "nop"):
-            raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
         config = RunConfig(
             task=name,
-            mode=cast(Mode, mode),
-            agent=cast(AgentKind, agent),
+            mode=mode,
+            agent=agent,
             **_endpoint_args(base_url, model, api_key),
             results_dir=results,
             seed=seed,
@@ -219,6 +229,9 @@ def register(app: typer.Typer) -> None:
             request_timeout=request_timeout,
             image_map=parse_image_map(image_map or [], image_map_file or []),
         )
+        from agentrun.report import report_at_end
+        from agentrun.runner import run_task
+
         _sigterm_as_interrupt()
         try:
             result = run_task(config, on_turn=_progress, on_log=lambda m: console.print(f"[dim]{m}[/dim]"))
@@ -241,23 +254,26 @@ def register(app: typer.Typer) -> None:
         model: ModelName = None,
         api_key: ApiKey = None,
         faults: Annotated[
-            float | None, typer.Option(help="replay model: fault rate (default 0.2 on the replay model)")
+            float | None,
+            typer.Option(min=0.0, max=1.0, help="replay model: fault rate (default 0.2 on the replay model)"),
         ] = None,
         fault_mix: FaultMix = "mixed",
-        temperature: float | None = None,
-        max_turns: int | None = None,
+        temperature: Temperature = None,
+        max_turns: MaxTurns = None,
         base_image: BaseImage = None,
         otlp_endpoint: OtlpEndpoint = None,
         otlp_protocol: OtlpProtocol = None,
         concurrency: Annotated[int, typer.Option(min=1, help="runs in parallel")] = 1,
         kv_budget: Annotated[
             int | None,
-            typer.Option(help="admit a request only while the sum of prompt + headroom tokens fits"),
+            typer.Option(min=1, help="admit a request only while the sum of prompt + headroom tokens fits"),
         ] = None,
         no_report: NoReport = False,
     ) -> None:
         """Run direct and corrected mode on the same seeds and print one table."""
         from agentrun.compare import comparison_table, run_comparison
+        from agentrun.report import report_at_end
+        from agentrun.report.progress import trial_progress
 
         base = RunConfig(
             task=name,

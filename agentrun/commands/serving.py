@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentrun.commands import _params
 from agentrun.errors import AgentrunError, UserError
 from agentrun.serving.capacity import CapacityPlan, k_tokens, plan_capacity
 from agentrun.serving.logstats import LogStats, Spread, logstats
@@ -107,13 +108,14 @@ def register(app: typer.Typer) -> None:
     @app.command("logstats")
     def logstats_cmd(
         logfile: Annotated[
-            Path, typer.Argument(help="vLLM server log (any line prefix: journald, podman, ...)")
+            Path,
+            typer.Argument(
+                help="vLLM server log (any line prefix: journald, podman, ...)", callback=_params.text_file
+            ),
         ],
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     ) -> None:
         """Throughput, speculative decoding, KV transfer and capacity figures from a vLLM log."""
-        if not logfile.is_file():
-            raise UserError(f"no such log file: {logfile}")
         stats = logstats(logfile)
         if as_json:
             print(stats.model_dump_json(indent=2))
@@ -122,13 +124,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command("capacity")
     def capacity_cmd(
-        gpu_kv_tokens: Annotated[int, typer.Option(help="'GPU KV cache size' from the startup log.")],
-        max_model_len: Annotated[int, typer.Option(help="The server's --max-model-len.")],
+        gpu_kv_tokens: Annotated[int, typer.Option(min=1, help="'GPU KV cache size' from the startup log.")],
+        max_model_len: Annotated[int, typer.Option(min=1, help="The server's --max-model-len.")],
         kv_memory_gib: Annotated[
-            float | None, typer.Option(help="GPU KV cache memory over all ranks, GiB (e.g. 2 x 8.59).")
+            float | None,
+            typer.Option(
+                help="GPU KV cache memory over all ranks, GiB (e.g. 2 x 8.59).", callback=_params.positive
+            ),
         ] = None,
-        cpu_offload_gib: Annotated[float | None, typer.Option(help="CPU KV offload pool size, GiB.")] = None,
-        max_num_seqs: Annotated[int | None, typer.Option(help="The server's --max-num-seqs.")] = None,
+        cpu_offload_gib: Annotated[
+            float | None, typer.Option(help="CPU KV offload pool size, GiB.", callback=_params.positive)
+        ] = None,
+        max_num_seqs: Annotated[int | None, typer.Option(min=1, help="The server's --max-num-seqs.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     ) -> None:
         """Full-length concurrency, active-sequence plan and CPU-tier size in tokens."""
@@ -151,7 +158,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("kv-replay")
     def kv_replay_cmd(
-        base_url: Annotated[str, typer.Option(help="OpenAI-compatible base URL, e.g. http://host:8000/v1")],
+        base_url: Annotated[
+            str,
+            typer.Option(
+                help="OpenAI-compatible base URL, e.g. http://host:8000/v1", callback=_params.http_url
+            ),
+        ],
         model: Annotated[str, typer.Option(help="Served model name.")],
         requests: Annotated[int, typer.Option(min=1, help="Requests in the eviction sequence.")] = 6,
         target_tokens: Annotated[
@@ -161,13 +173,16 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Prompt constructor seed.")] = 0,
         max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens per request.")] = 16,
         metrics_url: Annotated[
-            str | None, typer.Option(help="Prometheus URL (default: /metrics next to --base-url).")
+            str | None,
+            typer.Option(
+                help="Prometheus URL (default: /metrics next to --base-url).", callback=_params.http_url
+            ),
         ] = None,
         gpu_kv_tokens: Annotated[
-            int | None, typer.Option(help="GPU KV tokens, if /metrics lacks them.")
+            int | None, typer.Option(min=1, help="GPU KV tokens, if /metrics lacks them.")
         ] = None,
         cpu_offload_tokens: Annotated[
-            int | None, typer.Option(help="CPU tier size in tokens, if known.")
+            int | None, typer.Option(min=0, help="CPU tier size in tokens, if known.")
         ] = None,
         api_key: Annotated[str, typer.Option(envvar="OPENAI_API_KEY", help="API key.")] = "EMPTY",
         as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON record.")] = False,

@@ -54,7 +54,8 @@ def test_direct_mode_through_the_cli_recovers_only_clean_native_calls() -> None:
 
 def test_bad_input_line_gives_an_error_record_not_a_traceback() -> None:
     proc = _run(["not json", "[1, 2]", '{"content": "hi"}'], "--tools", str(FIXTURES / "tools.json"))
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr  # the good line is still repaired
+    assert proc.stderr.count("\n") == 1 and "2 input line(s) could not be read" in proc.stderr
     first, second, third = (json.loads(line) for line in proc.stdout.splitlines())
     assert first["line"] == 1 and "error" in first
     assert second["line"] == 2 and "error" in second

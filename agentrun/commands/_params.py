@@ -1,0 +1,118 @@
+"""Parameter checks shared by the commands, run by click while it parses the command line.
+
+Each raises ``typer.BadParameter``, which click prefixes with the option's name and the CLI
+prints as one line, so a bad value is refused before anything starts: no container, no run
+folder, no half-written file. Ranges are declared on the options themselves (``min``/``max``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+import typer
+
+FaultMixName = Literal["deepseek", "qwen", "mixed"]  # faults.MIXES; a unit test keeps them equal
+ModeName = Literal["direct", "corrected"]
+OtlpProtocolName = Literal["http/protobuf", "grpc"]
+
+BINARY_SNIFF_BYTES = 8192
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(".")
+
+
+def _probe_writable(folder: Path) -> str | None:
+    """Why ``folder`` cannot take new entries, or None. A real try: root passes every mode check."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".agentrun-probe-", dir=folder))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def results_dir(value: Path) -> Path:
+    """A folder results can go in: it exists as a folder, or can be made where it would be."""
+    path = value.expanduser()
+    if path.exists() and not path.is_dir():
+        raise typer.BadParameter(f"{value} is a file, not a folder; name a folder for the results")
+    ancestor = _existing_ancestor(path.absolute())
+    if not ancestor.is_dir():
+        raise typer.BadParameter(f"{ancestor} is a file, so {value} cannot be made; name a folder")
+    reason = _probe_writable(ancestor)
+    if reason:
+        raise typer.BadParameter(f"cannot write in {ancestor} ({reason}); name a folder you can write to")
+    return path
+
+
+def output_file(value: Path | None) -> Path | None:
+    """A file to (over)write: not a folder, in a folder that exists and can be written."""
+    if value is None:
+        return None
+    if value.is_dir():
+        raise typer.BadParameter(f"{value} is a folder; name a file to write, e.g. {value / 'script.json'}")
+    parent = value.absolute().parent
+    if not parent.is_dir():
+        raise typer.BadParameter(f"folder {parent} does not exist; create it first")
+    reason = _probe_writable(parent)
+    if reason:
+        raise typer.BadParameter(f"cannot write in {parent} ({reason})")
+    return value
+
+
+def http_url(value: str | None) -> str | None:
+    """An http(s) URL with a host, such as http://localhost:8000/v1."""
+    if value is None:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a port out of range
+    except ValueError as exc:
+        raise typer.BadParameter(f"{value!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise typer.BadParameter(f"{value!r} is not an http(s) URL; e.g. http://localhost:8000/v1")
+    return value
+
+
+def finite_delay(value: float) -> float:
+    """Seconds to wait: a finite number (``inf`` would hang the replay model's stream forever)."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number of seconds")
+    return value
+
+
+def positive(value: float | None) -> float | None:
+    """A size that must be above zero (GiB of memory, say); None passes (the option was not given)."""
+    if value is not None and not value > 0:  # `not >` also refuses NaN
+        raise typer.BadParameter(f"{value:g} is not a positive number")
+    return value
+
+
+def text_file(value: Path) -> Path:
+    """An existing text file (a log): a folder, a missing file or binary data is refused."""
+    if not value.exists():
+        raise typer.BadParameter(f"{value} does not exist")
+    if not value.is_file():
+        raise typer.BadParameter(f"{value} is not a file")
+    try:
+        with value.open("rb") as fh:
+            head = fh.read(BINARY_SNIFF_BYTES)
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {value} ({exc.strerror or exc})") from None
+    if b"\0" in head or not _mostly_text(head):
+        raise typer.BadParameter(f"{value} is binary data, not a text log")
+    return value
+
+
+def _mostly_text(data: bytes) -> bool:
+    """True unless over a tenth of the sample is undecodable (a cut-off UTF-8 sequence is fine)."""
+    text = data.decode("utf-8", errors="replace")
+    return text.count("\ufffd") <= max(1, len(text) // 10)

@@ -1,0 +1,315 @@
+"""Bad input to every command, through the real ``agentrun`` console script.
+
+Each case must end with exit code 2 and exactly one line on stderr, ``error: ...`` naming what
+to fix (no typer box, no traceback), and leave nothing behind that looks like a result: the
+results folder it was given stays empty (no run folder, no result.json, no compare.json).
+
+The cases run concurrently once per module (each is a separate process of ~1 s), then one
+test per case checks its outcome.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+AGENTRUN = Path(sys.executable).with_name("agentrun")  # the console script of this environment
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    args: tuple[str, ...]  # "{name}" is replaced by the world's paths and URLs (see ``world``)
+    needle: str  # the message must say this (case-insensitive)
+    stdin: bytes = b""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def c(id: str, args: str, needle: str, stdin: bytes = b"", **env: str) -> Case:
+    return Case(id, tuple(args.split()), needle, stdin, env)
+
+
+DEEP_LINE = b"[" * 100_000 + b"\n"
+CASES = [
+    # -- the top level and click's own usage errors
+    c("unknown-command", "bogus", "no such command 'bogus'"),
+    c("unknown-option", "task todo-cli --bogus --results {results}", "no such option: --bogus"),
+    c("missing-argument", "task --results {results}", "missing argument"),
+    c("option-needs-value", "task todo-cli --results {results} --seed", "requires an argument"),
+    c("not-an-integer", "task todo-cli --seed abc --results {results}", "--seed"),
+    # -- task
+    c("task-unknown", "task no-such-task --results {results}", "unknown task"),
+    c("task-folder-not-a-task", "task {dir} --results {results}", "task"),
+    c("task-mode", "task todo-cli --mode fixed --results {results}", "'fixed' is not one of"),
+    c("task-agent", "task todo-cli --agent robot --results {results}", "--agent"),
+    c("task-faults-above-1", "task todo-cli --faults 1.5 --results {results}", "--faults"),
+    c("task-faults-negative", "task todo-cli --faults -1 --results {results}", "--faults"),
+    c("task-faults-nan", "task todo-cli --faults nan --results {results}", "--faults"),
+    c("task-fault-mix", "task todo-cli --fault-mix bogus --results {results}", "'bogus' is not one of"),
+    c("task-max-turns-0", "task todo-cli --max-turns 0 --results {results}", "--max-turns"),
+    c("task-max-turns-negative", "task todo-cli --max-turns -1 --results {results}", "--max-turns"),
+    c("task-temperature", "task todo-cli --temperature 7 --results {results}", "--temperature"),
+    c("task-replay-ttft-negative", "task todo-cli --replay-ttft -1 --results {results}", "--replay-ttft"),
+    c("task-replay-ttft-inf", "task todo-cli --replay-ttft inf --results {results}", "finite"),
+    c(
+        "task-token-delay",
+        "task todo-cli --replay-token-delay -0.5 --results {results}",
+        "--replay-token-delay",
+    ),
+    c("task-results-is-a-file", "task todo-cli --results {file}", "is a file"),
+    c("task-results-under-a-file", "task todo-cli --results {file}/sub", "is a file"),
+    c("task-results-read-only", "task todo-cli --results {readonly}/results", "cannot write"),
+    c(
+        "task-base-url-no-model",
+        "task todo-cli --base-url http://127.0.0.1:9/v1 --results {results}",
+        "--model",
+    ),
+    c(
+        "task-base-url-not-url",
+        "task todo-cli --base-url localhost --model m --results {results}",
+        "http(s) URL",
+    ),
+    c(
+        "task-base-url-bad-port",
+        "task todo-cli --base-url http://h:99999/v1 --model m --results {results}",
+        "URL",
+    ),
+    c(
+        "task-metrics-not-url",
+        "task todo-cli --server-metrics metrics --results {results}",
+        "--server-metrics",
+    ),
+    c(
+        "task-otlp-protocol",
+        "task todo-cli --otlp-protocol carrier-pigeon --results {results}",
+        "--otlp-protocol",
+    ),
+    c(
+        "task-docker-not-running",
+        "task todo-cli --results {results}",
+        "docker",
+        DOCKER_HOST="unix:///nonexistent/docker.sock",
+    ),
+    # -- tasks
+    c("tasks-extra-argument", "tasks extra", "unexpected extra argument"),
+    # -- compare
+    c("compare-unknown-task", "compare no-such-task --results {results}", "unknown task"),
+    c("compare-kv-budget-negative", "compare todo-cli --kv-budget -5 --results {results}", "--kv-budget"),
+    c("compare-kv-budget-0", "compare todo-cli --kv-budget 0 --results {results}", "--kv-budget"),
+    c("compare-trials-0", "compare todo-cli --trials 0 --results {results}", "--trials"),
+    c("compare-concurrency-0", "compare todo-cli --concurrency 0 --results {results}", "--concurrency"),
+    c("compare-faults", "compare todo-cli --faults 2 --results {results}", "--faults"),
+    c("compare-results-is-a-file", "compare todo-cli --results {file}", "is a file"),
+    c("compare-max-turns-0", "compare todo-cli --max-turns 0 --results {results}", "--max-turns"),
+    # -- replay serve / script
+    c("replay-port-too-big", "replay serve --task todo-cli --port 99999", "--port"),
+    c("replay-port-negative", "replay serve --task todo-cli --port -1", "--port"),
+    c("replay-port-busy", "replay serve --task todo-cli --port {busy_port}", "cannot listen"),
+    c("replay-host-bad", "replay serve --task todo-cli --host 999.1.1.1 --port 0", "cannot listen"),
+    c("replay-no-task-no-script", "replay serve", "exactly one of"),
+    c("replay-script-missing", "replay serve --script {tmp}/missing.json", "does not exist"),
+    c("replay-script-not-json", "replay serve --script {file}", "not a replay script"),
+    c("replay-script-binary", "replay serve --script {binary}", "not a replay script"),
+    c("replay-faults", "replay serve --task todo-cli --faults 1.5", "--faults"),
+    c("replay-fault-mix", "replay serve --task todo-cli --faults 0.5 --fault-mix bogus", "--fault-mix"),
+    c("replay-ttft-negative", "replay serve --task todo-cli --ttft -1", "--ttft"),
+    c("replay-kv-gpu-negative", "replay serve --task todo-cli --kv-gpu-tokens -1", "--kv-gpu-tokens"),
+    c("replay-kv-log-is-dir", "replay serve --task todo-cli --kv-log {dir}", "is a folder"),
+    c("replay-script-output-is-dir", "replay script todo-cli -o {dir}", "is a folder"),
+    c("replay-script-output-no-parent", "replay script todo-cli -o {tmp}/no/such/s.json", "does not exist"),
+    c("replay-script-unknown-task", "replay script no-such-task", "unknown task"),
+    # -- repair
+    c("repair-deeply-nested-line", "repair --tools {tools}", "could not be read", stdin=DEEP_LINE),
+    c("repair-binary-stdin", "repair --tools {tools}", "could not be read", stdin=b"\xff\xfe\x00\x81\n"),
+    c("repair-not-json-line", "repair --tools {tools}", "could not be read", stdin=b"hello\n"),
+    c("repair-tools-missing", "repair --tools {tmp}/none.json", "cannot read tools file"),
+    c("repair-tools-not-json", "repair --tools {file}", "not valid JSON"),
+    c("repair-tools-empty", "repair --tools {empty_array}", "non-empty JSON array"),
+    c("repair-mode", "repair --tools {tools} --mode fixing", "--mode"),
+    c("repair-no-tools", "repair", "missing option '--tools'"),
+    # -- logstats
+    c("logstats-binary", "logstats {binary}", "binary data"),
+    c("logstats-missing", "logstats {tmp}/none.log", "does not exist"),
+    c("logstats-folder", "logstats {dir}", "not a file"),
+    # -- capacity
+    c(
+        "capacity-offload-negative",
+        "capacity --gpu-kv-tokens 1000 --max-model-len 100 --kv-memory-gib 8 --cpu-offload-gib -3",
+        "--cpu-offload-gib",
+    ),
+    c(
+        "capacity-kv-memory-negative",
+        "capacity --gpu-kv-tokens 1000 --max-model-len 100 --kv-memory-gib -8",
+        "--kv-memory-gib",
+    ),
+    c("capacity-gpu-tokens-0", "capacity --gpu-kv-tokens 0 --max-model-len 100", "--gpu-kv-tokens"),
+    c(
+        "capacity-max-model-len-negative",
+        "capacity --gpu-kv-tokens 10 --max-model-len -100",
+        "--max-model-len",
+    ),
+    c(
+        "capacity-max-num-seqs-0",
+        "capacity --gpu-kv-tokens 10 --max-model-len 10 --max-num-seqs 0",
+        "--max-num-seqs",
+    ),
+    c(
+        "capacity-offload-without-memory",
+        "capacity --gpu-kv-tokens 10 --max-model-len 10 --cpu-offload-gib 4",
+        "--kv-memory-gib",
+    ),
+    c("capacity-missing-option", "capacity --gpu-kv-tokens 10", "missing option"),
+    # -- kv-replay
+    c("kv-replay-url", "kv-replay --base-url nowhere --model m", "--base-url"),
+    c(
+        "kv-replay-requests-0",
+        "kv-replay --base-url http://127.0.0.1:9/v1 --model m --requests 0",
+        "--requests",
+    ),
+    c(
+        "kv-replay-prefix",
+        "kv-replay --base-url http://127.0.0.1:9/v1 --model m --target-tokens 10 --shared-prefix-tokens 20",
+        "--shared-prefix-tokens",
+    ),
+    c(
+        "kv-replay-unreachable",
+        "kv-replay --base-url http://127.0.0.1:{dead_port}/v1 --model m",
+        "cannot reach",
+    ),
+    # -- sandbox
+    c("sandbox-build-unknown-task", "sandbox build no-such-task", "unknown task"),
+    c("sandbox-prune-extra", "sandbox prune now", "unexpected extra argument"),
+    c("sandbox-prune-no-docker", "sandbox prune", "docker", DOCKER_HOST="unix:///nonexistent/docker.sock"),
+    c("sandbox-unknown-subcommand", "sandbox rebuild", "no such command"),
+    # -- local-model
+    c("local-model-port", "local-model serve --port 70000", "--port"),
+    c("local-model-ctx", "local-model serve --ctx 0", "--ctx"),
+    c("local-model-threads", "local-model serve --threads 0", "--threads"),
+    c("local-model-jobs", "local-model prepare --jobs -2", "--jobs"),
+]
+
+
+class _HtmlHandler(http.server.BaseHTTPRequestHandler):
+    """A web server's welcome page where an OpenAI-compatible API was expected."""
+
+    def _page(self) -> None:
+        body = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _page
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    tmp = tmp_path_factory.mktemp("bad-input")
+    (tmp / "notes.txt").write_text("just some text\n")
+    (tmp / "blob.bin").write_bytes(bytes(range(256)) * 64)
+    (tmp / "folder").mkdir()
+    (tmp / "empty.json").write_text("[]")
+    readonly = tmp / "readonly"
+    readonly.mkdir()
+    readonly.chmod(0o555)
+    tools = Path(__file__).resolve().parents[1] / "fixtures" / "repair" / "tools.json"
+    html = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HtmlHandler)
+    threading.Thread(target=html.serve_forever, daemon=True).start()
+    busy = socket.socket()  # listening: replay serve cannot take this port
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    with socket.socket() as dead:  # bound and closed again: nothing answers there
+        dead.bind(("127.0.0.1", 0))
+        dead_port = dead.getsockname()[1]
+    try:
+        yield {
+            "tmp": str(tmp),
+            "file": str(tmp / "notes.txt"),
+            "binary": str(tmp / "blob.bin"),
+            "dir": str(tmp / "folder"),
+            "empty_array": str(tmp / "empty.json"),
+            # root passes every permission check, so as root take a place the kernel refuses
+            "readonly": "/sys" if os.geteuid() == 0 else str(readonly),
+            "tools": str(tools),
+            "html_url": f"http://127.0.0.1:{html.server_address[1]}/v1",
+            "busy_port": str(busy.getsockname()[1]),
+            "dead_port": str(dead_port),
+        }
+    finally:
+        html.shutdown()
+        busy.close()
+        readonly.chmod(0o755)
+
+
+def _run(case: Case, world: dict[str, str]) -> tuple[subprocess.CompletedProcess[bytes], Path]:
+    results = Path(world["tmp"]) / "results" / case.id
+    values = {**world, "results": str(results)}
+    argv = [str(AGENTRUN), *(a.format(**values) for a in case.args)]
+    proc = subprocess.run(
+        argv, input=case.stdin, capture_output=True, timeout=120, env={**os.environ, **case.env}
+    )
+    return proc, results
+
+
+@pytest.fixture(scope="module")
+def outcomes(world: dict[str, str]) -> dict[str, tuple[subprocess.CompletedProcess[bytes], Path]]:
+    assert AGENTRUN.exists(), f"no console script at {AGENTRUN}: pip install -e ."
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = dict(zip((k.id for k in CASES), pool.map(lambda k: _run(k, world), CASES), strict=True))
+    return done
+
+
+def test_the_table_is_broad() -> None:
+    commands = {
+        k.args[0] if k.args[0] not in ("replay", "sandbox", "local-model") else " ".join(k.args[:2])
+        for k in CASES
+    }
+    assert len(CASES) >= 40 and len({k.id for k in CASES}) == len(CASES)
+    for command in (
+        "task",
+        "tasks",
+        "compare",
+        "replay serve",
+        "replay script",
+        "repair",
+        "logstats",
+        "capacity",
+        "kv-replay",
+        "sandbox build",
+        "sandbox prune",
+        "local-model serve",
+    ):
+        assert command in commands, command
+
+
+@pytest.mark.parametrize("case", CASES, ids=[k.id for k in CASES])
+def test_bad_input_is_one_line_and_exit_2(
+    case: Case, outcomes: dict[str, tuple[subprocess.CompletedProcess[bytes], Path]]
+) -> None:
+    proc, results = outcomes[case.id]
+    stderr = proc.stderr.decode(errors="replace")
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2, (proc.returncode, stderr[-3000:])
+    assert len(lines) == 1, stderr[-3000:]
+    assert lines[0].startswith("error: "), lines[0]
+    assert "Traceback" not in stderr and "╭" not in stderr
+    assert case.needle.lower() in lines[0].lower(), (case.needle, lines[0])
+    assert not results.exists() or not any(results.iterdir()), sorted(results.rglob("*"))
+    if case.args[0] == "repair":  # one output record per input line, each saying what was wrong
+        records = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        assert all("error" in r for r in records)
