@@ -8,6 +8,7 @@ them both modes see the same clean calls.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from rich.table import Table
 
 from agentrun.config import RunConfig
 from agentrun.endpoints import shared_endpoint, uses_replay
-from agentrun.results import RunResult, median_present
+from agentrun.results import RunResult, create_unique_dir, median_present
 from agentrun.runner import run_task
 from agentrun.serving.admission import AdmissionGate
 
@@ -109,15 +110,19 @@ def run_comparison(
     With ``concurrency`` > 1 runs go in parallel; with ``kv_budget`` every model request first
     waits in an ``AdmissionGate`` until its prompt + output headroom fits the token budget.
     """
-    folder = (base.results_dir / f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}").resolve()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = create_unique_dir(base.results_dir, f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}")
     faults = base.faults
     if uses_replay(base) and faults == 0.0:
         faults = DEFAULT_REPLAY_FAULTS
     seeds = [base.seed + i for i in range(trials)]
     gate = AdmissionGate(kv_budget) if kv_budget else None
-    with shared_endpoint(base) as base:  # e.g. one local model server for every trial
-        runs = _run_all(base, seeds, faults, folder, gate, concurrency, on_run, run_kwargs)
+    try:
+        with shared_endpoint(base) as base:  # e.g. one local model server for every trial
+            runs = _run_all(base, seeds, faults, folder, gate, concurrency, on_run, run_kwargs)
+    except BaseException:
+        with contextlib.suppress(OSError):  # kept if any run left something in it
+            folder.rmdir()
+        raise
     comparison = Comparison(
         task=base.task,
         model_label=runs[0].model_label if runs else "",

@@ -6,6 +6,7 @@ import secrets
 import statistics
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -13,7 +14,15 @@ from pydantic import BaseModel, Field
 from agentrun.config import AgentKind
 from agentrun.messages import Completion, Mode, Tally, Usage
 
-__all__ = ["RunResult", "TimingSummary", "ToolCallCounts", "median_present", "new_run_id", "timing_summary"]
+__all__ = [
+    "RunResult",
+    "TimingSummary",
+    "ToolCallCounts",
+    "create_unique_dir",
+    "median_present",
+    "new_run_id",
+    "timing_summary",
+]
 
 
 class ToolCallCounts(BaseModel):
@@ -83,6 +92,21 @@ class RunResult(BaseModel):
 
 def new_run_id(task: str, mode: str) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{task}-{mode}-{secrets.token_hex(3)}"
+
+
+def create_unique_dir(parent: Path, stem: str, *, attempts: int = 64) -> Path:
+    """Make a new folder ``parent/<stem>-<6 hex>`` that no other run has: ``mkdir`` without
+    ``exist_ok`` is atomic, so two runs started in the same second (or the same microsecond,
+    in two processes) each get their own, retrying on a collision of the random suffix."""
+    parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(attempts):
+        path = parent / f"{stem}-{secrets.token_hex(3)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path.resolve()
+    raise FileExistsError(f"no free folder name for {stem!r} in {parent} after {attempts} tries")
 
 
 def median_present(values: Sequence[float | int | None]) -> float | None:

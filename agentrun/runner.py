@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from agentrun.messages import Tally
 from agentrun.meter import RequestMeter
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import policy_for
-from agentrun.results import RunResult, ToolCallCounts, new_run_id, timing_summary
+from agentrun.results import RunResult, ToolCallCounts, create_unique_dir, timing_summary
 from agentrun.secrets import Scrubber
 from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, delta
@@ -57,6 +58,7 @@ class _Run:
     stats: RunStats = field(default_factory=RunStats)
     failure: BaseException | None = None
     started: float = field(default_factory=time.monotonic)
+    discard: bool = False  # nothing happened worth keeping (the input was bad): remove the folder
 
     def fail(self, stop_reason: str, error: str, exc: BaseException) -> None:
         self.result.stop_reason, self.result.error, self.failure = stop_reason, error, exc
@@ -85,8 +87,9 @@ def run_task(
     except KeyboardInterrupt as exc:
         run.fail("interrupted", "interrupted by the user (Ctrl-C or SIGTERM)", exc)
         raise
-    except UserError as exc:
+    except UserError as exc:  # bad input: before any request it leaves no run folder behind
         run.fail("error", str(exc), exc)
+        run.discard = run.stats.requests == 0 and not config.run_id
         raise
     except AgentrunError as exc:  # the run broke (model API, sandbox): recorded, not raised
         run.fail("error", f"{type(exc).__name__}: {exc}", exc)
@@ -100,9 +103,15 @@ def _open_run(config: RunConfig, log: Log) -> _Run:
     from agentrun.sandbox.images import ensure_task_image
 
     task = load_task(config.task)
-    run_id = config.run_id or new_run_id(task.name, config.mode)
-    run_dir = (config.results_dir / run_id).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    # before the folder: without Docker or the image there is no run, so nothing is left behind
+    image = ensure_task_image(task, base_image=config.base_image, on_log=log, image_map=config.image_map)
+    if config.run_id:  # the caller named it (and owns what is already there)
+        run_dir = (config.results_dir / config.run_id).resolve()
+        run_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        run_dir = create_unique_dir(config.results_dir, f"{stamp}-{task.name}-{config.mode}")
+    run_id = run_dir.name
     result = RunResult(
         run_id=run_id,
         task=task.name,
@@ -117,9 +126,7 @@ def _open_run(config: RunConfig, log: Log) -> _Run:
         profile=task.config.profile,
     )
     result.unsupported, result.image_substitutions = harbor_run.task_notes(task, config.image_map, log)
-    result.image = ensure_task_image(
-        task, base_image=config.base_image, on_log=log, image_map=config.image_map
-    )
+    result.image = image
     trajectory = Trajectory(
         run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key]
     )
@@ -159,13 +166,15 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
         faults=config.faults,
         **ids,
     )
-    run.log(f"run {result.run_id}: {run.task.name}, {config.mode} mode, {endpoint.label}")
+    started = f"run {result.run_id}: {run.task.name}, {config.mode} mode, {endpoint.label}"
     if config.agent != "model":
+        run.log(started)
         return None
     model = stack.enter_context(
         OpenAIModel(endpoint.base_url, endpoint.model, api_key=config.api_key, timeout=config.request_timeout)
     )
     _check_served(model, run.log)
+    run.log(started)  # only once the server answered: a refused endpoint is one line of output
     return model
 
 
@@ -263,6 +272,10 @@ def _close_run(run: _Run) -> None:
     result.timings = timing_summary(stats.completions, time.monotonic() - run.started)
     run.observer.run_finished(stop_reason=result.stop_reason, error=run.failure)
     run.observer.flush()
+    if run.discard:
+        run.trajectory.close()
+        shutil.rmtree(run.run_dir, ignore_errors=True)
+        return
     run.trajectory.append("run_end", result=result)
     run.trajectory.close()
     _write_atif(run.trajectory.path, run.run_dir / "trajectory.atif.json", run.log)

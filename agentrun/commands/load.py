@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from agentrun.commands import _params
 from agentrun.errors import UserError
 
 console = Console(stderr=True, highlight=False)
@@ -62,7 +63,7 @@ AgentMode = Annotated[str, typer.Option(help="live: direct | corrected")]
 Slo = Annotated[str | None, typer.Option(help="goodput SLOs, e.g. ttft=2,tpot=0.05,e2e=60")]
 SampleInterval = Annotated[float, typer.Option(help="seconds between /metrics samples (0: none)")]
 ServerMetrics = Annotated[str | None, typer.Option(help="the server's /metrics URL if not BASE/metrics")]
-Results = Annotated[Path, typer.Option(help="results folder")]
+Results = Annotated[Path, typer.Option(help="results folder", callback=_params.results_dir)]
 ReplayTtft = Annotated[float, typer.Option(help="embedded replay model: TTFT (s)")]
 ReplayTokenDelay = Annotated[float, typer.Option(help="embedded replay model: delay per token (s)")]
 Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per session")]

@@ -101,6 +101,31 @@ CASES = [
         "docker",
         DOCKER_HOST="unix:///nonexistent/docker.sock",
     ),
+    c(
+        "task-html-page",
+        "task todo-cli --base-url {wrong}/html/v1 --model m --results {results}",
+        "not an OpenAI-compatible API",
+    ),
+    c(
+        "task-http-401",
+        "task todo-cli --base-url {wrong}/401/v1 --model m --results {results}",
+        "check --api-key",
+    ),
+    c(
+        "task-http-403",
+        "task todo-cli --base-url {wrong}/403/v1 --model m --results {results}",
+        "check --api-key",
+    ),
+    c(
+        "task-http-404",
+        "task todo-cli --base-url {wrong}/404/v1 --model m --results {results}",
+        "check --base-url",
+    ),
+    c(
+        "task-unreachable",
+        "task todo-cli --base-url http://127.0.0.1:{dead_port}/v1 --model m --results {results}",
+        "cannot reach",
+    ),
     # -- tasks
     c("tasks-extra-argument", "tasks extra", "unexpected extra argument"),
     # -- compare
@@ -112,6 +137,11 @@ CASES = [
     c("compare-faults", "compare todo-cli --faults 2 --results {results}", "--faults"),
     c("compare-results-is-a-file", "compare todo-cli --results {file}", "is a file"),
     c("compare-max-turns-0", "compare todo-cli --max-turns 0 --results {results}", "--max-turns"),
+    c(
+        "compare-html-page",
+        "compare todo-cli --trials 1 --base-url {wrong}/html/v1 --model m --results {results}",
+        "not an OpenAI-compatible API",
+    ),
     # -- replay serve / script
     c("replay-port-too-big", "replay serve --task todo-cli --port 99999", "--port"),
     c("replay-port-negative", "replay serve --task todo-cli --port -1", "--port"),
@@ -187,6 +217,31 @@ CASES = [
         "kv-replay --base-url http://127.0.0.1:{dead_port}/v1 --model m",
         "cannot reach",
     ),
+    c(
+        "kv-replay-html-page",
+        "kv-replay --base-url {wrong}/html/v1 --model m",
+        "not an OpenAI-compatible API",
+    ),
+    # -- report
+    c("report-missing", "report {tmp}/no-such-run", "no such file"),
+    c("report-not-results", "report {dir}", "not a results folder"),
+    c("report-no-argument", "report", "missing argument"),
+    # -- chaos-proxy
+    c("chaos-proxy-port", "chaos-proxy --upstream http://127.0.0.1:9/v1 --port 99999", "port"),
+    c("chaos-proxy-upstream", "chaos-proxy --upstream nowhere --port 0", "--upstream"),
+    c("chaos-proxy-rate", "chaos-proxy --upstream http://127.0.0.1:9/v1 --port 0 --rate 3", "rate"),
+    c(
+        "chaos-proxy-schedule",
+        "chaos-proxy --upstream http://127.0.0.1:9/v1 --port 0 --schedule bogus",
+        "unknown fault",
+    ),
+    # -- load
+    c("load-sessions-0", "load todo-cli --sessions 0 --results {results}", "--sessions"),
+    c("load-rate-negative", "load todo-cli --rate -1 --results {results}", "--rate"),
+    c("load-slo", "load todo-cli --slo fast --results {results}", "--slo"),
+    c("load-unknown-task", "load no-such-task --results {results}", "unknown task"),
+    c("load-results-is-a-file", "load todo-cli --results {file}", "is a file"),
+    c("load-replay-missing", "load --replay {tmp}/nothing --results {results}", "no recording"),
     # -- sandbox
     c("sandbox-build-unknown-task", "sandbox build no-such-task", "unknown task"),
     c("sandbox-prune-extra", "sandbox prune now", "unexpected extra argument"),
@@ -200,13 +255,20 @@ CASES = [
 ]
 
 
-class _HtmlHandler(http.server.BaseHTTPRequestHandler):
-    """A web server's welcome page where an OpenAI-compatible API was expected."""
+class _WrongServer(http.server.BaseHTTPRequestHandler):
+    """Where an OpenAI-compatible API was expected: ``/html/...`` a web server's welcome page,
+    ``/401/...`` (403, 404) a server refusing every request with that status."""
 
     def _page(self) -> None:
-        body = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
+        kind = self.path.split("/")[1]
+        if kind == "html":
+            status, kind_type = 200, "text/html"
+            body = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+        else:
+            status, kind_type = int(kind), "application/json"
+            body = json.dumps({"error": {"message": "no such thing here"}}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -228,7 +290,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     readonly.mkdir()
     readonly.chmod(0o555)
     tools = Path(__file__).resolve().parents[1] / "fixtures" / "repair" / "tools.json"
-    html = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HtmlHandler)
+    html = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WrongServer)
     threading.Thread(target=html.serve_forever, daemon=True).start()
     busy = socket.socket()  # listening: replay serve cannot take this port
     busy.bind(("127.0.0.1", 0))
@@ -246,7 +308,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             # root passes every permission check, so as root take a place the kernel refuses
             "readonly": "/sys" if os.geteuid() == 0 else str(readonly),
             "tools": str(tools),
-            "html_url": f"http://127.0.0.1:{html.server_address[1]}/v1",
+            "wrong": f"http://127.0.0.1:{html.server_address[1]}",
             "busy_port": str(busy.getsockname()[1]),
             "dead_port": str(dead_port),
         }
@@ -293,6 +355,9 @@ def test_the_table_is_broad() -> None:
         "sandbox build",
         "sandbox prune",
         "local-model serve",
+        "report",
+        "chaos-proxy",
+        "load",
     ):
         assert command in commands, command
 
