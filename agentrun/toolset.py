@@ -182,7 +182,11 @@ def validate_arguments(
         try:
             models[name].model_validate(args, strict=strict)
         except ValidationError as exc:
-            raise ArgumentError(f"{name}: {_explain(exc, models[name])}", tool=name) from None
+            try:
+                explained = _explain(exc, models[name])
+            except RecursionError:  # the offending value is nested too deep to print
+                explained = "arguments are nested too deeply; send flat values"
+            raise ArgumentError(f"{name}: {explained}", tool=name) from None
         return dict(args)
     if isinstance(spec_or_name, str):
         known = ", ".join(models)

@@ -26,7 +26,7 @@ def sanitize_arguments(raw: str) -> str | None:
     try:
         if isinstance(json.loads(raw), dict):
             return None
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         pass
     parsed = parse_arguments(raw)
     if parsed.ok and len(parsed.objects) == 1:

@@ -237,12 +237,40 @@ class Decoded:
     cut_off: bool = False
 
 
+MAX_JSON_DEPTH = 100
+
+
+def nesting_depth(text: str) -> int:
+    """How deep ``[``/``{`` nest outside strings, in one loop: arguments nested 50,000 deep
+    (a hostile model) made ``json.loads`` raise ``RecursionError`` inside the repair."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def decode_json(text: str) -> Decoded:
     """Strict parse, then narrow fixes, then guarded ``json_repair``; values may be any JSON."""
     out = Decoded()
     text = text.strip()
     if not text:
         return out
+    if nesting_depth(text) > MAX_JSON_DEPTH:
+        return out  # no tool takes that; parsing it would exhaust the recursion limit
     try:
         out.values = [json.loads(text)]
         return out

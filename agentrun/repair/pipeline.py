@@ -25,7 +25,7 @@ from typing import Any
 from agentrun.messages import Message, ParsedCall, RepairEvent
 from agentrun.repair.candidates import Found, RawText
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
-from agentrun.repair.jsonfix import parse_arguments
+from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name
 from agentrun.repair.result import Correction, RejectionReason, ToolRejection, valid_json_or_empty
 from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
@@ -331,6 +331,8 @@ def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
     for c in message.tool_calls:
         reason: RejectionReason | None = None
         try:
+            if nesting_depth(c.arguments or "") > MAX_JSON_DEPTH:  # json.loads would recurse too deep
+                raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
             args = json.loads(c.arguments or "{}")
         except (ValueError, TypeError) as exc:
             reason, text = "invalid_json", f"The arguments of {c.name!r} are not valid JSON: {exc}."

@@ -118,7 +118,7 @@ def valid_json_or_empty(text: str) -> str:
     """``text`` if it is a JSON object, else ``"{}"``."""
     try:
         return text if isinstance(json.loads(text), dict) else "{}"
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return "{}"
 
 

@@ -59,6 +59,7 @@ TOOLS_MOUNT = "/opt/agentrun/tools"
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 DEFAULT_SHELL_TIMEOUT_MAX = 600.0
 FILE_TOOL_DEADLINE_S = 60.0  # a file tool (a search with a runaway regex) is stopped after this
+MAX_WORKSPACE_ARCHIVE = 1 << 30  # what grading copies into the verifier
 SHELL_GRACE_S = 15.0  # run_shell's own timeout kills first; the host waits this much longer
 _TOOL_ERRORS = {"parsing", "validation", "unknown_tool", "path", "not_found", "edit", "timeout", "permission"}
 
@@ -239,11 +240,17 @@ class DockerSandbox:
     def workspace_archive(self) -> bytes:
         """/workspace as a tar, through the engine's archive API (the host never unpacks it)."""
         self._check_open()
+        data = bytearray()
         try:
             stream, _ = self.container.get_archive("/workspace/.")
-            return b"".join(stream)
+            for chunk in stream:  # a sparse 100 GB file would otherwise fill the host's memory
+                data += chunk
+                if len(data) > MAX_WORKSPACE_ARCHIVE:
+                    stream.close()
+                    raise SandboxError(f"/workspace is larger than {MAX_WORKSPACE_ARCHIVE >> 20} MB as a tar")
         except (APIError, DockerException) as exc:
             raise SandboxError(f"could not read /workspace of {self.container.name}: {exc}") from exc
+        return bytes(data)
 
     def open_verifier(self, workspace: bytes) -> DockerVerifier:
         """A fresh container from this one's image and limits, with ``workspace`` unpacked in it."""

@@ -1,0 +1,88 @@
+"""One tool call's limits, with the real engine: hostile arguments are tool errors, what a call
+starts ends with it, and a dead tool runtime fails its call once and is replaced."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentrun.sandbox.docker import DockerSandbox
+
+pytestmark = pytest.mark.docker
+
+# The live processes of the agent's uid except this one and its parent (the tool runtime).
+OTHERS = (
+    'python3 -I -c "import os\n'
+    "mine = {os.getpid(), os.getppid()}\n"
+    "for p in filter(str.isdigit, os.listdir('/proc')):\n"
+    "    try: s = open(f'/proc/{p}/status').read()\n"
+    "    except OSError: continue\n"
+    "    if int(s.split('Uid:')[1].split()[0]) == os.getuid() and int(p) not in mine "
+    "and s.split('State:')[1].split()[0] != 'Z': print(p)\""
+)
+
+
+@pytest.fixture(scope="module")
+def sandbox(todo_image: str) -> Iterator[DockerSandbox]:
+    with DockerSandbox.start(todo_image, run_id="test-call-limits", pids_limit=96) as sb:
+        yield sb
+
+
+def shell(sb: DockerSandbox, command: str, timeout: Any = 30) -> Any:
+    return sb.call("c", "run_shell", {"command": command, "timeout": timeout})
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), float("-inf"), float("nan"), -1, 0, "5", None, [1]])
+def test_bad_timeouts_are_tool_errors(sandbox: DockerSandbox, timeout: Any) -> None:
+    result = shell(sandbox, "echo ran", timeout=timeout)
+    assert result.error == "validation" and "ran" not in result.output
+
+
+def test_huge_timeout_is_clamped(sandbox: DockerSandbox) -> None:
+    result = shell(sandbox, "echo ran", timeout=1e308)
+    assert result.error is None and result.output.startswith("ran")
+
+
+def test_deep_huge_and_odd_arguments_are_tool_errors(sandbox: DockerSandbox) -> None:
+    nested: list[Any] = []
+    for _ in range(50_000):
+        nested = [nested]
+    for name, arguments in [
+        ("write_file", {"path": "a.txt", "content": nested}),
+        ("write_file", {"path": "a.txt", "content": "x" * (17 * 1024 * 1024)}),
+        ("read_file", {"path": "a.txt", "start_line": 10**400}),
+        ("read_file", ["a.txt"]),
+    ]:
+        result = sandbox.call("x", name, arguments)  # type: ignore[arg-type]
+        assert result.error == "validation", (name, result.output[:200])
+    assert shell(sandbox, "echo alive").output.startswith("alive")
+
+
+def test_processes_a_call_leaves_are_killed_when_it_returns(sandbox: DockerSandbox) -> None:
+    leave = (
+        "setsid -f sleep 1000; nohup sleep 1001 >/dev/null 2>&1 & "
+        "set -m; sleep 1002 & ( ( sleep 1003 & ) & ); "
+        "setsid -f sh -c 'b() { b | b & }; b' 2>/dev/null; sleep 1; echo left"
+    )
+    assert "left" in shell(sandbox, leave).output
+    others = shell(sandbox, OTHERS)
+    assert others.error is None and others.output.strip() == "[exit code: 0]", others.output
+    for _ in range(3):  # later calls are not starved by a fork bomb
+        assert shell(sandbox, "echo alive").output == "alive\n[exit code: 0]"
+
+
+def test_call_wall_time_holds_with_a_detached_child(sandbox: DockerSandbox) -> None:
+    started = time.monotonic()
+    result = shell(sandbox, "setsid -f sleep 100; exec sleep 100", timeout=2)
+    assert result.error == "timeout" and time.monotonic() - started < 20
+    assert shell(sandbox, OTHERS).output.strip() == "[exit code: 0]"
+
+
+def test_dead_runtime_fails_the_call_once_and_is_replaced(sandbox: DockerSandbox) -> None:
+    result = shell(sandbox, "echo run >> once.txt; kill -9 $PPID; sleep 30")
+    assert result.error == "runtime" and "not run again" in result.output
+    assert shell(sandbox, "cat once.txt").output == "run\n[exit code: 0]"
+    assert shell(sandbox, OTHERS).output.strip() == "[exit code: 0]"  # the sleep went with it

@@ -1,0 +1,138 @@
+"""Attempts to fake a grade, with the real engine and the todo-cli task: no solution is
+written, so every attack that worked would turn 0/16 into a pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentrun import grading
+from agentrun.sandbox.docker import DockerSandbox
+from agentrun.tasks import TaskSpec, load_task
+
+pytestmark = pytest.mark.docker
+
+
+def fake_junit(n: int) -> str:
+    """A JUnit report of ``n`` passing cases."""
+    cases = "".join(f'<testcase classname="test_hidden_todo" name="test_{i}"/>' for i in range(n))
+    return f'<?xml version="1.0"?><testsuites><testsuite tests="{n}">{cases}</testsuite></testsuites>'
+
+
+FAKE_PYTEST = f"""import pathlib, sys
+for arg in sys.argv:
+    if arg.startswith("--junitxml="):
+        pathlib.Path(arg.split("=", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(arg.split("=", 1)[1]).write_text({fake_junit(16)!r})
+print("16 passed")
+sys.exit(0)
+"""
+FORCE_PASS_CONFTEST = """import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+"""
+
+
+@pytest.fixture(scope="module")
+def task() -> TaskSpec:
+    return load_task("todo-cli")
+
+
+@pytest.fixture
+def sandbox(todo_image: str, tmp_path: Path) -> Iterator[DockerSandbox]:
+    with DockerSandbox.start(todo_image, run_id="test-grading-attack", root=tmp_path / "run") as sb:
+        yield sb
+
+
+def write(sb: DockerSandbox, path: str, content: str) -> None:
+    assert sb.call("w", "write_file", {"path": path, "content": content}).ok
+
+
+def assert_not_passed(graded: grading.Grade) -> None:
+    assert graded.hidden_tests.passed == 0 and graded.hidden_tests.total == 16, graded
+    assert graded.reward in (0.0, None)
+
+
+def test_no_solution_fails_all_sixteen(sandbox: DockerSandbox, task: TaskSpec) -> None:
+    graded = grading.grade(task, sandbox)
+    assert_not_passed(graded)
+    assert graded.verdict == "graded"
+
+
+def test_shadowing_pytest_and_its_startup(sandbox: DockerSandbox, task: TaskSpec) -> None:
+    write(sandbox, "pytest.py", FAKE_PYTEST)
+    write(sandbox, "pluggy.py", "raise SystemExit(0)\n")
+    write(sandbox, "_pytest/__init__.py", "raise SystemExit(0)\n")
+    write(sandbox, "sitecustomize.py", FAKE_PYTEST)
+    write(sandbox, "usercustomize.py", FAKE_PYTEST)
+    write(sandbox, "conftest.py", FORCE_PASS_CONFTEST)
+    write(sandbox, "evil.pth", "import sitecustomize\n")
+    write(sandbox, "fake.dist-info/METADATA", "Metadata-Version: 2.1\nName: fake\nVersion: 1\n")
+    write(sandbox, "fake.dist-info/entry_points.txt", "[pytest11]\nfake = conftest\n")
+    write(sandbox, "pytest.ini", "[pytest]\naddopts = -p conftest\n")
+    assert_not_passed(grading.grade(task, sandbox))
+
+
+LAUNCHES = (  # every way to leave a process behind that the issue lists
+    "setsid -f sh -c '{loop}'",
+    "set -m; (sh -c '{loop}') &",
+    "nohup sh -c '{loop}' >/dev/null 2>&1 &",
+    "( ( sh -c '{loop}' & ) & )",
+)
+
+
+def test_background_writers_left_by_the_agent(sandbox: DockerSandbox, task: TaskSpec) -> None:
+    write(sandbox, "fake.xml", fake_junit(16))
+    loop = (
+        "while :; do mkdir -p /logs/verifier; cp /workspace/fake.xml /logs/verifier/junit.xml; "
+        "echo 1 > /logs/verifier/reward.txt; sleep 0.05; done"
+    )
+    # started outside a tool call (which would kill it when it returns): a survivor, as if
+    # the per-call cleanup had missed it
+    sandbox.exec("\n".join(launch.format(loop=loop) for launch in LAUNCHES), timeout=30)
+    running = sandbox.exec(
+        "for i in $(seq 100); do grep -q testcase /logs/verifier/junit.xml && exit 0; sleep 0.1; done; exit 1",
+        timeout=30,
+    )
+    assert running.exit_code == 0, "the writer is not running"
+    assert_not_passed(grading.grade(task, sandbox))
+    still = sandbox.exec(
+        "rm -f /logs/verifier/junit.xml; sleep 0.5; test ! -e /logs/verifier/junit.xml", timeout=30
+    )
+    assert still.exit_code == 0, "the writer survived grading"
+
+
+def test_writer_started_by_the_code_under_test(sandbox: DockerSandbox, task: TaskSpec) -> None:
+    """todo.py, imported by the hidden tests, leaves a daemon that rewrites the report after
+    pytest: caught by the count check (and killed before the report is read)."""
+    daemon = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        for _ in range(400):\n"
+        "            time.sleep(0.05)\n"
+        "            try:\n"
+        f"                open('/logs/verifier/junit.xml', 'w').write({fake_junit(20)!r})\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "    os._exit(0)\n"
+    )
+    write(sandbox, "todo.py", daemon)
+    graded = grading.grade(task, sandbox)
+    assert_not_passed(graded)
+    if graded.verdict == "invalid":
+        assert "20 test cases" in (graded.invalid_reason or "")
+
+
+def test_the_oracle_still_passes(sandbox: DockerSandbox, task: TaskSpec) -> None:
+    for path in sorted(p for p in task.solution_dir.rglob("*.py")):
+        write(sandbox, path.relative_to(task.solution_dir).as_posix(), path.read_text())
+    graded = grading.grade(task, sandbox)
+    assert graded.verdict == "graded" and graded.hidden_tests.passed == 16 and graded.reward == 1.0
