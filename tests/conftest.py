@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+# task folders (e.g. fixtures/harbor_tasks/*/tests/test_outputs.py) hold tests for the sandbox, not for us
+collect_ignore = ["fixtures"]
+
 
 def _docker_client():  # type: ignore[no-untyped-def]
     import docker

@@ -223,6 +223,9 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
             continue  # write_file carries text; binary reference files are left out
     max_turns = task.config.agentrun.max_turns
     steps = [call for rel, text in files for call in _incremental_writes(rel, text)]
+    if not files and (root / "solve.sh").is_file():  # a Harbor task whose solution is a script:
+        # typed into the shell, as an agent types commands (it runs in the workdir, as solve.sh does)
+        steps = [ScriptCall(name="run_shell", arguments={"command": (root / "solve.sh").read_text()})]
     if 2 * len(steps) + 3 > max_turns:  # no room to build files up piece by piece: whole files
         steps = [
             ScriptCall(name="write_file", arguments={"path": rel, "content": text}) for rel, text in files
@@ -237,8 +240,16 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
     ]
     for start in range(0, len(steps), per_turn):
         batch = steps[start : start + per_turn]
-        paths = list(dict.fromkeys(str(c.arguments["path"]) for c in batch if isinstance(c.arguments, dict)))
-        turns.append(ScriptTurn(reasoning=f"Next I work on {', '.join(paths)}.", tool_calls=batch))
+        paths = list(
+            dict.fromkeys(
+                str(c.arguments["path"])
+                for c in batch
+                if isinstance(c.arguments, dict) and "path" in c.arguments
+            )
+        )
+        turns.append(
+            ScriptTurn(reasoning=f"Next I work on {', '.join(paths) or 'it in the shell'}.", tool_calls=batch)
+        )
         python = [shlex.quote(p) for p in paths if p.endswith(".py")]
         if python:
             check = ScriptCall(

@@ -109,9 +109,10 @@ def test_every_field_is_honoured_or_named_once():
     assert any("not a Harbor 0.25 task.toml field" in n for n in notes if n.startswith("surprise"))
 
 
-def test_probe_tasks_name_nothing_unsupported():
+def test_probe_tasks_name_only_disk_quotas_as_unsupported():
     for folder in sorted(p for p in PROBES.iterdir() if (p / "task.toml").is_file()):
-        assert unsupported_fields(tomllib.loads((folder / "task.toml").read_text())) == [], folder.name
+        notes = unsupported_fields(tomllib.loads((folder / "task.toml").read_text()))
+        assert all(n.startswith("environment.storage:") for n in notes), (folder.name, notes)
 
 
 def test_image_map_rewrites_from_lines_only():
@@ -159,3 +160,19 @@ def test_env_templates_resolve_like_harbor():
     }
     with pytest.raises(TaskError, match="UNSET_Y"):
         resolve_env({"E": "${UNSET_Y}"}, {})
+
+
+def test_find_tasks_takes_tasks_and_datasets_once_each(tmp_path):
+    from agentrun.harbor.batch import find_tasks
+
+    tasks = find_tasks([PROBES, PROBES / "ctrf"])
+    assert [t.name for t in tasks][:3] == ["app-result", "compose-db", "ctrf"]
+    assert (
+        len(tasks)
+        == len({t.name for t in tasks})
+        == len([p for p in PROBES.iterdir() if (p / "task.toml").is_file()])
+    )
+    with pytest.raises(TaskError, match="neither a task"):
+        find_tasks([tmp_path])
+    with pytest.raises(TaskError, match="no such folder"):
+        find_tasks([tmp_path / "missing"])

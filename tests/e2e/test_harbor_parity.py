@@ -1,0 +1,162 @@
+"""Parity with Harbor 0.25: each probe task (tests/fixtures/harbor_tasks, written in the
+terminal-bench 2 / Harbor layout, not agentrun's) gets from agentrun's oracle the reward that
+Harbor's own oracle gave it, and 0 from the no-op agent. Harbor's results were recorded by
+scripts/harbor_reference.py (Harbor itself, in the trixie container) in harbor_expected.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentrun_testsupport import load_result, only_run, run_cli
+
+from agentrun.harbor.imagemap import parse_image_map
+from agentrun.runner import RunConfig, run_task
+
+pytestmark = pytest.mark.docker
+
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks"
+IMAGE_MAP = parse_image_map([], [PROBES / "image-map.txt"])
+TASKS = sorted(p.name for p in PROBES.iterdir() if (p / "harbor_expected.json").is_file())
+
+
+def _expected(name: str) -> dict[str, Any]:
+    return json.loads((PROBES / name / "harbor_expected.json").read_text())
+
+
+def _run(name: str, agent: str, results: Path) -> Any:
+    config = RunConfig(task=str(PROBES / name), agent=agent, results_dir=results, image_map=IMAGE_MAP)  # type: ignore[arg-type]
+    return run_task(config)
+
+
+def test_every_probe_has_a_harbor_record() -> None:
+    probes = sorted(p.name for p in PROBES.iterdir() if (p / "task.toml").is_file())
+    assert probes == TASKS
+    for name in TASKS:
+        assert _expected(name)["harbor_version"].startswith("0.25")
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_oracle_gets_harbors_reward(name: str, tmp_path: Path, docker_client: Any) -> None:
+    harbor = _expected(name)["oracle"]
+    result = _run(name, "oracle", tmp_path)
+    assert result.profile == "harbor" and result.stop_reason in ("oracle", "verifier_timeout")
+    assert result.reward == harbor["reward"], (result.error, result.rewards)
+    assert (result.rewards or None) == harbor["rewards"]
+    if harbor["exception"] == "VerifierTimeoutError":
+        assert result.stop_reason == "verifier_timeout" and result.error
+    else:
+        assert result.error is None
+    assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={result.run_id}"})
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_nop_agent_gets_zero(name: str, tmp_path: Path) -> None:
+    harbor = _expected(name)["nop"]
+    result = _run(name, "nop", tmp_path)
+    assert (result.reward or 0.0) == 0.0 == (harbor["reward"] or 0.0)
+    assert result.reward == harbor["reward"]
+    assert not result.passed
+
+
+def test_cli_exit_code_summary_and_record_follow_the_reward(tmp_path: Path) -> None:
+    ok = run_cli(
+        "task",
+        str(PROBES / "reward-json"),
+        "--agent",
+        "oracle",
+        "--results",
+        str(tmp_path / "a"),
+        "--image-map-file",
+        str(PROBES / "image-map.txt"),
+    )
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert "accuracy 0.75" in ok.stdout and "python:3.12-slim -> agentrun-sandbox:base" in ok.stdout
+    record = load_result(only_run(tmp_path / "a"))
+    assert record["rewards"] == {"reward": 1.0, "accuracy": 0.75, "lines": 4.0}
+    assert record["image_substitutions"] == ["Dockerfile: python:3.12-slim -> agentrun-sandbox:base"]
+
+    late = run_cli(
+        "task",
+        str(PROBES / "verifier-timeout"),
+        "--agent",
+        "oracle",
+        "--results",
+        str(tmp_path / "b"),
+        "--image-map",
+        "python:3.12-slim=agentrun-sandbox:base",
+    )
+    assert late.returncode == 1
+    record = load_result(only_run(tmp_path / "b"))
+    assert record["stop_reason"] == "verifier_timeout" and "timed out after 5s" in record["error"]
+    assert record["reward"] is None
+
+
+def test_replay_model_solves_a_foreign_task_in_the_harbor_profile(tmp_path: Path) -> None:
+    """The replay model types solve.sh into run_shell (the task has no reference files), as root in /app."""
+    config = RunConfig(task=str(PROBES / "tb2-fix-parser"), results_dir=tmp_path, image_map=IMAGE_MAP)
+    result = run_task(config)
+    assert result.model_label.startswith("replay model") and result.profile == "harbor"
+    assert result.stop_reason == "final_answer" and result.tool_calls.total >= 2
+    assert result.reward == 1.0 and result.hidden_tests.passed == result.hidden_tests.total == 3
+    assert "M /app/parse.py" in (Path(result.results_path) / "workspace.patch").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_local_model_runs_a_foreign_task_in_the_harbor_profile(tmp_path: Path) -> None:
+    """A real model (Qwen2.5-Coder-1.5B on llama.cpp, this CPU) end to end on a Harbor task."""
+    import os
+
+    from agentrun import localmodel
+
+    if not localmodel.is_prepared():
+        if os.environ.get("CI") == "true":
+            pytest.fail(
+                "CI=true but the local model is not prepared: scripts/test.sh should have prepared it"
+            )
+        pytest.skip("the local model is not prepared: run `agentrun local-model prepare`")
+    config = RunConfig(
+        task=str(PROBES / "solve-only"),
+        model="local",
+        temperature=0.0,
+        max_turns=4,
+        results_dir=tmp_path,
+        image_map=IMAGE_MAP,
+    )
+    result = run_task(config)
+    assert result.profile == "harbor" and result.requests >= 1 and result.error is None
+    assert result.reward is not None  # graded by the task's own test.sh; 1.0 when the model wrote the file
+    record = load_result(Path(result.results_path))
+    assert record["rewards"] == {"reward": result.reward}
+
+
+def test_run_many_tasks_prints_rewards_and_harbors_mean(tmp_path: Path) -> None:
+    proc = run_cli(
+        "run",
+        str(PROBES / "solve-only"),
+        str(PROBES / "verifier-timeout"),
+        "--agent",
+        "oracle",
+        "--concurrency",
+        "2",
+        "--results",
+        str(tmp_path),
+        "--image-map-file",
+        str(PROBES / "image-map.txt"),
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]  # one task got no reward
+    assert "mean of 2 (errors 1)" in proc.stdout and "0.500" in proc.stdout
+    (job_dir,) = [p for p in tmp_path.iterdir() if p.name.startswith("job-")]
+    job = json.loads((job_dir / "job.json").read_text())
+    assert job["mean"] == 0.5 and job["errors"] == 1
+    rows = {r["task"]: r for r in job["rows"]}
+    assert (
+        rows["solve-only"]["reward"] == 1.0 and rows["verifier-timeout"]["stop_reason"] == "verifier_timeout"
+    )
+    assert sorted(p.name.split("-corrected-")[0][16:] for p in job_dir.iterdir() if p.is_dir()) == [
+        "solve-only",
+        "verifier-timeout",
+    ]

@@ -1,0 +1,86 @@
+"""The harbor profile holds: what the container gets (and does not), and a root agent cannot fake
+its grade (a planted reward file, a process rewriting it, a planted /tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrun.harbor.imagemap import parse_image_map
+from agentrun.harbor.sandbox import HarborSandbox
+from agentrun.harbor.verifier import verify
+from agentrun.sandbox.profiles import HARBOR_CAPABILITIES
+from agentrun.tasks import load_task
+
+pytestmark = pytest.mark.docker
+
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks"
+
+
+@pytest.fixture(scope="module")
+def solve_only(docker_client: Any) -> tuple[Any, str]:
+    from agentrun.sandbox.images import ensure_task_image
+
+    task = load_task(str(PROBES / "solve-only"))
+    image_map = parse_image_map([], [PROBES / "image-map.txt"])
+    return task, ensure_task_image(task, image_map=image_map)
+
+
+def _start(task: Any, image: str, tmp_path: Path, docker_client: Any, run_id: str) -> HarborSandbox:
+    return HarborSandbox.for_task(
+        task, image, run_id=run_id, root=tmp_path / "sandbox", network=False, client=docker_client
+    )
+
+
+def test_container_gets_the_profile_and_nothing_more(
+    solve_only: Any, tmp_path: Path, docker_client: Any
+) -> None:
+    task, image = solve_only
+    with _start(task, image, tmp_path, docker_client, "harbor-profile-test") as box:
+        host = box.container.attrs["HostConfig"]
+        assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == sorted(HARBOR_CAPABILITIES)
+        assert "no-new-privileges" in host["SecurityOpt"] and not host["Privileged"]
+        assert host["NetworkMode"] == "none" and host["PidsLimit"] > 0 and host["Memory"] > 0
+        assert host["ReadonlyRootfs"] is False
+        mounts = {m["Destination"]: m for m in box.container.attrs["Mounts"]}
+        assert (
+            set(mounts) == {"/logs", "/opt/agentrun/tools"} and mounts["/opt/agentrun/tools"]["RW"] is False
+        )
+        assert not any("docker.sock" in m["Source"] for m in mounts.values())
+        assert box.user == "root" and box.workdir == "/app"  # the image's user and WORKDIR, as Harbor
+        probe = box.exec(
+            "id -u; pwd; touch /usr/local/lib/writable && echo writable; "
+            "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), timeout=3)' 2>&1 | tail -1; "
+            "mknod /tmp/dev c 1 3 2>&1 | tail -1; test -S /var/run/docker.sock || echo no-socket"
+        )
+        lines = probe.output.splitlines()
+        assert lines[:3] == ["0", "/app", "writable"], probe.output
+        assert "unreachable" in lines[3].lower() or "error" in lines[3].lower(), probe.output
+        assert "not permitted" in lines[4], probe.output  # MKNOD stays dropped
+        assert lines[5] == "no-socket"
+
+
+def test_root_agent_cannot_fake_its_grade(solve_only: Any, tmp_path: Path, docker_client: Any) -> None:
+    task, image = solve_only
+    box = _start(task, image, tmp_path, docker_client, "harbor-fake-grade-test")
+    try:
+        cheat = box.exec(
+            "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt; "
+            "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/test.sh; chmod +x /tests/test.sh; "
+            "(setsid sh -c 'while true; do echo 1 > /logs/verifier/reward.txt; sleep 0.05; done' &) ; "
+            "nohup sh -c 'sleep 1000' >/dev/null 2>&1 & echo planted"
+        )
+        assert "planted" in cheat.output
+        outcome = verify(
+            task, box, run_id="harbor-fake-grade-test", root=tmp_path / "verifier", network=False
+        )
+    finally:
+        box.close()
+    # the task's own test.sh ran (hello.txt is missing): Harbor's reward for an unsolved task
+    assert outcome.rewards is not None and outcome.rewards.main == 0.0, outcome
+    assert (tmp_path / "verifier" / "logs" / "verifier" / "reward.txt").read_text().strip() == "0"
+    assert not docker_client.containers.list(
+        all=True, filters={"label": "agentrun.run_id=harbor-fake-grade-test"}
+    )
