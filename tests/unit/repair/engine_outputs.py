@@ -1033,3 +1033,19 @@ CASES += [
         [("get_candidate_status", {"candidate_id": "12345"})],
     ),
 ]
+
+CASES += [
+    (
+        "deepseek_v31",
+        VT + "test_deepseekv31_tool_parser.py",
+        'some prefix text<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{"x":1}<｜tool▁call▁end｜>'
+        '<｜tool▁call▁begin｜>bar<｜tool▁sep｜>{"y":2}<｜tool▁call▁end｜><｜tool▁calls▁end｜> some suffix text',
+        [("foo", {"x": 1}), ("bar", {"y": 2})],
+    ),
+    (
+        "deepseek_v31",
+        VT + "test_deepseekv31_tool_parser.py",
+        'normal text<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{"x":1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [("foo", {"x": 1})],
+    ),
+]
