@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 __all__ = ["TOOL_ALIASES", "normalize_name", "resolve_tool_name"]
 
@@ -87,3 +88,19 @@ def resolve_tool_name(name: str, known: Iterable[str]) -> tuple[str | None, str]
     if close:
         return by_norm[close[0]], "closest"
     return None, "unknown"
+
+
+def tool_for_arguments(args: dict[str, Any], tools: Mapping[str, Any]) -> str | None:
+    """The one tool whose parameters fit ``args`` (every key known, every required key given).
+
+    For Kimi K2's bare counter ids (``<|tool_call_begin|>0<|tool_call_argument_begin|>{..}``,
+    vLLM kimi_k2 tests), where the call names no tool: None unless exactly one tool fits.
+    """
+    fits = []
+    for name, spec in tools.items():
+        schema = getattr(spec, "parameters", None) or {}
+        props = set((schema.get("properties") or {}).keys())
+        required = set(schema.get("required") or ())
+        if set(args) <= props and required <= set(args):
+            fits.append(name)
+    return fits[0] if len(fits) == 1 else None

@@ -26,7 +26,7 @@ from agentrun.messages import Message, ParsedCall, RepairEvent
 from agentrun.repair.candidates import Found, RawText
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
-from agentrun.repair.names import normalize_name, resolve_tool_name
+from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
 from agentrun.repair.result import Correction, RejectionReason, ToolRejection, valid_json_or_empty
 from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
 from agentrun.toolset import ToolSpec
@@ -142,6 +142,8 @@ def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSp
         by_command = _EDITOR_COMMANDS.get(str(args.get("command")))
         if by_command in run.tools:
             name, how = by_command, "editor command"
+    if name is None and cand.name.isdigit() and args is not None:
+        name, how = tool_for_arguments(args, run.tools), "inferred from arguments"
     if name is None:
         listing = ", ".join(sorted(run.tools))
         run.reject(cand, "unknown_tool", f"Unknown tool {cand.name!r}. Available tools: {listing}.")

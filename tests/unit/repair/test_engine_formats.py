@@ -98,3 +98,30 @@ def test_xml_values_are_typed_through_anyof_schemas() -> None:
         "type_as_array": 7,
         "float_param": 3.14,
     }
+
+
+def _spec(name: str, *props: str) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description="",
+        parameters={"type": "object", "properties": {p: {"type": "string"} for p in props}},
+    )
+
+
+def test_kimi_bare_counter_id_names_the_one_tool_its_arguments_fit() -> None:
+    # vLLM test_kimi_k2_tool_parser.py: "<|tool_call_begin|>0 <|tool_call_argument_begin|>{..}" names no tool
+    text = (
+        "Let me check. <|tool_calls_section_begin|><|tool_call_begin|>0 <|tool_call_argument_begin|>"
+        '{"city": "Tokyo", "unit": "celsius"}<|tool_call_end|><|tool_calls_section_end|>'
+    )
+    weather, read, flight = (
+        _spec("get_weather", "city", "unit"),
+        _spec("read_file", "path"),
+        _spec("book_flight", "city"),
+    )
+    for tools in ([weather], [read, weather]):
+        (call,) = correct(Message(role="assistant", content=text), tools).calls
+        assert (call.name, call.arguments) == ("get_weather", {"city": "Tokyo", "unit": "celsius"})
+    ambiguous = text.replace(', "unit": "celsius"', "")
+    result = correct(Message(role="assistant", content=ambiguous), [weather, flight])
+    assert result.calls == () and [r.reason for r in result.rejected] == ["unknown_tool"]
