@@ -1,12 +1,14 @@
 """One self-contained HTML page: styles, plotly.js and the figures' data inlined.
 
 plotly.js is inlined, never loaded from a CDN, so the page opens from disk with no network. It is
-plotly.js's cartesian partial bundle (``vendor/``, from npm by ``scripts/vendor-plotly.sh``, the
-same plotly.js version the installed plotly package bundles): evaluating the full 4.8 MB
-``plotly.min.js`` was most of a page's open time (2.8 s of 3.9 s here, BENCHMARKS.md). A page
-with a trace type outside that bundle gets the full one from the package
-(``plotly.offline.get_plotlyjs()``). Either is embedded gzip-compressed and base64-encoded
-(0.66 MB or 1.96 MB) and unpacked in the browser with the standard ``DecompressionStream``. Figures travel as one JSON
+the smallest of plotly.js's partial bundles that draws the page's traces ("basic": bar, pie,
+scatter; "cartesian": those and box, ...; in ``vendor/``, from npm by
+``scripts/vendor-plotly.sh``, the plotly.js version the installed plotly package bundles):
+evaluating the full 4.8 MB ``plotly.min.js`` was most of a page's open time (2.8 s of 3.9 s here,
+BENCHMARKS.md), basic evaluates in about a third of cartesian's time. A page with a trace outside
+both gets the full bundle from the package (``plotly.offline.get_plotlyjs()``). It is embedded
+gzip-compressed and base64-encoded (0.53, 0.66 or 1.96 MB) and unpacked in the browser with the
+standard ``DecompressionStream``. Figures travel as one JSON
 document in a ``<script type="application/json">`` tag with every ``<`` escaped, so text the
 model wrote (hover labels, tool names) can never close the tag; the rest of the page goes
 through jinja2 with autoescaping.
@@ -40,28 +42,34 @@ class Plot:
     wide: bool = False  # spans the page's full width (many subplots side by side)
 
 
-# the trace modules of plotly.js-cartesian-dist-min (its README)
-CARTESIAN_TRACES = frozenset(
-    {"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie"}
-    | {"scatter", "scatterternary", "violin"}
+# The partial bundles in vendor/, smallest first, with their trace modules (their READMEs).
+BUNDLES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("basic", frozenset({"bar", "pie", "scatter"})),
+    (
+        "cartesian",
+        frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour"})
+        | {"image", "pie", "scatter", "scatterternary", "violin"},
+    ),
 )
 
 
+def bundle_for(plots: list[Plot]) -> str:
+    """The smallest plotly.js bundle that draws every trace on the page; "full" if none does."""
+    types = {trace.type for p in plots for trace in p.figure.data}
+    return next((name for name, traces in BUNDLES if types <= traces), "full")
+
+
 @functools.cache
-def plotly_js_gzip_b64(cartesian: bool = True) -> str:
-    """plotly.js gzip-compressed and base64-encoded (once per process): the vendored cartesian
-    bundle, or the full plotly.min.js of the installed package."""
-    if cartesian:
-        packed = (
-            resources.files("agentrun.report").joinpath("vendor", "plotly-cartesian.min.js.gz").read_bytes()
-        )
-    else:
+def plotly_js_gzip_b64(bundle: str) -> str:
+    """A plotly.js bundle gzip-compressed and base64-encoded (once per process): a vendored
+    partial bundle, or ("full") the plotly.min.js of the installed package."""
+    if bundle == "full":
         packed = gzip.compress(plotly.offline.get_plotlyjs().encode("utf-8"), compresslevel=9, mtime=0)
+    else:
+        packed = (
+            resources.files("agentrun.report").joinpath("vendor", f"plotly-{bundle}.min.js.gz").read_bytes()
+        )
     return base64.b64encode(packed).decode("ascii")
-
-
-def _cartesian_only(plots: list[Plot]) -> bool:
-    return all(trace.type in CARTESIAN_TRACES for p in plots for trace in p.figure.data)
 
 
 def _asset(name: str) -> str:
@@ -121,7 +129,7 @@ def render(template: str, *, title: str, plots: list[Plot], context: Mapping[str
             title=title,
             plots=plots,
             figures_json=figures_json(plots),
-            plotly_gz=plotly_js_gzip_b64(_cartesian_only(plots)),
+            plotly_gz=plotly_js_gzip_b64(bundle_for(plots)),
             style=_asset("style.css"),
             boot=_asset("boot.js"),
             **context,

@@ -94,13 +94,16 @@ def _bundle_header(html: str) -> bytes:
     return gzip.decompress(base64.b64decode(packed.group(1)))[:120]
 
 
-def test_pages_inline_the_cartesian_bundle_unless_a_trace_needs_the_full_one(tmp_path: Path) -> None:
+def test_pages_inline_the_smallest_plotly_bundle_that_draws_them(tmp_path: Path) -> None:
     import plotly.graph_objects as go
 
     from agentrun.report.html import Plot, render
 
-    write_run_folder(tmp_path / "run")
-    assert b"plotly.js (cartesian - minified)" in _bundle_header(write_report([tmp_path / "run"]).read_text())
+    write_run_folder(tmp_path / "run")  # bars and lines only
+    assert b"plotly.js (basic - minified)" in _bundle_header(write_report([tmp_path / "run"]).read_text())
+    write_run_folder(tmp_path / "other", mode="direct")
+    both = write_report([tmp_path / "run", tmp_path / "other"], out=tmp_path / "c.html")  # box plots
+    assert b"plotly.js (cartesian - minified)" in _bundle_header(both.read_text())
     gl = Plot("gl", "gl", go.Figure(go.Scattergl(x=[1], y=[1])))
     full = render("base.html.j2", title="t", plots=[gl], context={"kind": "test"})
     assert b"cartesian" not in _bundle_header(full) and b"plotly.js v" in _bundle_header(full)
