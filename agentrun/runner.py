@@ -173,7 +173,7 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     model = stack.enter_context(
         OpenAIModel(endpoint.base_url, endpoint.model, api_key=config.api_key, timeout=config.request_timeout)
     )
-    _check_served(model, run.log)
+    _check_served(model, run.log, chat=config.base_url is not None)  # probe chat on the user's server
     run.log(started)  # only once the server answered: a refused endpoint is one line of output
     return model
 
@@ -311,10 +311,11 @@ def _write_atif(source: Path, target: Path, log: Log) -> None:
         log(f"could not write {target.name}: {exc}")
 
 
-def _check_served(model: Any, log: Log) -> None:
-    """Fail fast, before any container starts, when nothing listens; warn about a model not listed."""
+def _check_served(model: Any, log: Log, *, chat: bool = False) -> None:
+    """Fail fast, before any container starts, when nothing listens or the key, URL or model is
+    refused (``chat``: with a one-token chat request too); warn about a model not listed."""
     try:
-        served = model.check_reachable(timeout=10.0)
+        served = model.check_reachable(timeout=10.0, chat=chat)
     except ModelAPIError as exc:  # e.g. no GET /models on this server: the first request will tell
         log(f"could not list the server's models ({exc}); going on")
         return

@@ -278,18 +278,23 @@ class OpenAIModel:
         if not assembly.complete:
             raise assembly.incomplete()
 
-    def check_reachable(self, timeout: float = 5.0) -> list[str]:
+    def check_reachable(self, timeout: float = 5.0, *, chat: bool = False) -> list[str]:
         """The served model ids (``GET /models``), before any container starts.
 
         ``ServerUnreachable`` when nothing answers; ``EndpointRejected`` (a ``UserError``) for a
-        refused key, a wrong URL or model, or an HTML page. A server without ``GET /models``
-        raises ``ModelAPIError`` after a one-token chat request has shown that chat works.
+        refused key, a wrong URL or model, or an HTML page. ``chat`` also sends a one-token
+        chat request, for servers whose model list is public but whose chat needs the key
+        (OpenRouter's is); a server without ``GET /models`` always gets that request, then
+        ``ModelAPIError`` is raised for the caller to log and go on.
         """
         try:
-            return list_models(self.base_url, client=self._client, timeout=timeout)
+            served = list_models(self.base_url, client=self._client, timeout=timeout)
         except ModelAPIError:
             check_chat(self._client, self.base_url, self.model, timeout=timeout)
             raise
+        if chat and (not served or self.model in served):  # else the runner names the served models
+            check_chat(self._client, self.base_url, self.model, timeout=timeout)
+        return served
 
 
 def check_reachable(base_url: str, api_key: str = "EMPTY", timeout: float = 5.0) -> list[str]:

@@ -26,8 +26,10 @@ from agentrun.tasks import load_task
 pytestmark = pytest.mark.docker
 
 # One chat request each, in order; "pass" lets a turn through. Never more than two retried
-# faults in a row, so the client's five attempts always suffice.
+# faults in a row, so the client's five attempts always suffice. The first is the runner's
+# one-token pre-flight chat request.
 SCHEDULE = (
+    "pass",
     "reset_before", "http_500", "pass",
     "reset_mid_stream", "http_502", "pass",
     "rate_limit", "pass",

@@ -105,7 +105,7 @@ def test_a_server_echoing_the_key_in_5xx_errors_leaks_it_nowhere(
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     result = load_result(run_dir)
     assert result["stop_reason"] == "model_error" and "[REDACTED]" in result["error"]
-    assert echo_500.chat_requests == 5  # the key went out five times and came back five times
+    assert echo_500.chat_requests == 1 + 5  # the pre-flight probe, then five attempts: five echoes back
     files = {p.name for p in run_dir.iterdir()}
     assert {"result.json", "trajectory.jsonl", "spans.jsonl"} <= files
     assert _leaks(key, run_dir, proc.stdout + proc.stderr) == []
@@ -127,6 +127,21 @@ def test_a_refused_key_stops_before_the_sandbox_and_is_not_repeated(
         assert not (run_dir / "sandbox").exists() or not any((run_dir / "sandbox").iterdir())
         assert _leaks(key, run_dir, console) == []
     assert _leaks(key, tmp_path, console) == []
+
+
+def test_a_public_model_list_with_chat_refused_stops_before_the_sandbox(tmp_path: Path) -> None:
+    with Echo(models_status=200, chat_status=401) as server:
+        proc = run_cli(
+            "task", "todo-cli", "--base-url", server.base_url, "--model", "echo", "--results", str(tmp_path),
+            env={"AGENTRUN_API_KEY": KEYS[1]},
+        )  # fmt: skip
+        assert server.chat_requests == 1  # the one-token probe, and no run
+    console = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "check --api-key" in console and "Traceback" not in console
+    for result in tmp_path.rglob("result.json"):
+        assert load_result(result.parent)["stop_reason"] == "error"
+        assert not (result.parent / "workspace.patch").exists()  # never got to a sandbox
+    assert _leaks(KEYS[1], tmp_path, console) == []
 
 
 def test_a_key_no_header_can_carry_is_refused_in_one_line(tmp_path: Path) -> None:

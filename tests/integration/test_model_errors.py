@@ -114,6 +114,22 @@ def test_a_refused_key_says_check_api_key_before_and_during_a_run(model_for: Any
     assert isinstance(pre.value, UserError) and during.value.status_code == status
 
 
+def test_a_public_model_list_with_a_refused_chat_is_caught_by_the_chat_probe(model_for: Any) -> None:
+    with Refuser({**MODELS_OK, "POST /v1/chat/completions": (401, "json")}) as server:
+        model = model_for(server)
+        assert model.check_reachable() == ["m"]  # the list alone cannot tell
+        with pytest.raises(EndpointRejected) as info:
+            model.check_reachable(chat=True)
+    assert "HTTP 401" in str(info.value) and "check --api-key" in str(info.value)
+
+
+def test_the_chat_probe_lets_a_working_or_busy_server_through(model_for: Any) -> None:
+    for status, kind in ((200, "models"), (503, "json"), (400, "json")):
+        with Refuser({**MODELS_OK, "POST /v1/chat/completions": (status, kind)}) as server:
+            assert model_for(server).check_reachable(chat=True) == ["m"]
+            assert server.hits == ["GET /v1/models", "POST /v1/chat/completions"]
+
+
 def test_a_wrong_url_or_model_says_check_base_url_and_model(model_for: Any) -> None:
     with Refuser({}) as server:  # 404 with an OpenAI-style body everywhere
         model = model_for(server)
