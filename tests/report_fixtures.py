@@ -178,3 +178,25 @@ def write_load_folder(folder: Path, requests: int = 200, **kwargs: Any) -> dict[
     doc = load_document(requests, **kwargs)
     (folder / "load.json").write_text(json.dumps(doc))
     return doc
+
+
+def write_compare_folder(folder: Path, trials: int = 2) -> Path:
+    """A compare folder as ``agentrun compare`` lays it out: compare.json and one run per trial."""
+    from agentrun.compare import MODES, Comparison, summarize
+
+    runs = [
+        write_run_folder(folder / f"run-{mode}-{seed}", mode=mode, seed=seed)
+        for seed in range(trials)
+        for mode in MODES
+    ]
+    comparison = Comparison(
+        task="todo-cli",
+        model_label="fixture model",
+        seeds=list(range(trials)),
+        faults=0.2,
+        fault_mix="mixed",
+        modes={m: summarize([r for r in runs if r.mode == m]) for m in MODES},
+        runs=runs,
+    )
+    (folder / "compare.json").write_text(comparison.model_dump_json(indent=2))
+    return folder

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from agentrun_testsupport import run_cli
-from report_fixtures import HOSTILE, write_load_folder, write_run_folder
+from report_fixtures import HOSTILE, write_compare_folder, write_load_folder, write_run_folder
 
 from agentrun.errors import UserError
 from agentrun.report import write_report
+from agentrun.results import RunResult
 
 
 def _figures(html: str) -> dict:
@@ -107,3 +108,29 @@ def test_pages_inline_the_smallest_plotly_bundle_that_draws_them(tmp_path: Path)
     gl = Plot("gl", "gl", go.Figure(go.Scattergl(x=[1], y=[1])))
     full = render("base.html.j2", title="t", plots=[gl], context={"kind": "test"})
     assert b"cartesian" not in _bundle_header(full) and b"plotly.js v" in _bundle_header(full)
+
+
+def test_two_compare_folders_on_one_page(tmp_path: Path) -> None:
+    write_compare_folder(tmp_path / "vllm")
+    write_compare_folder(tmp_path / "sglang", trials=1)
+    html = write_report([tmp_path / "vllm", tmp_path / "sglang"], out=tmp_path / "both.html").read_text()
+    dots = _figures(html)["compare-dots"]["data"]
+    by_group = {t["name"]: len(t["y"]) for t in dots if t["showlegend"]}
+    assert by_group == {
+        "vllm · direct": 2,
+        "vllm · corrected": 2,
+        "sglang · direct": 1,
+        "sglang · corrected": 1,
+    }
+
+
+def test_a_run_that_stopped_before_its_first_request_still_gets_a_page(tmp_path: Path) -> None:
+    run = tmp_path / "broken"
+    run.mkdir()
+    result = RunResult(run_id="broken", task="todo-cli", mode="corrected", agent="model", model="m")
+    (run / "result.json").write_text(
+        result.model_copy(update={"stop_reason": "error", "error": "Docker went away"}).model_dump_json()
+    )
+    html = write_report([run]).read_text()
+    assert _figures(html) == {}
+    assert "error: Docker went away" in html and "not passed" in html
