@@ -5,7 +5,8 @@ add scheduling delay to every token they time. One event loop reads every stream
 bytes arrive and stamps each chunk with ``time.perf_counter()`` the moment it is parsed,
 so the client's cost per chunk stays small and does not pile up behind other sessions.
 
-The body is posted as the prepared bytes (no re-encoding: byte-identical on every run).
+The body is posted as the prepared bytes (no re-encoding: byte-identical on every run) on
+the session's own keep-alive connection (``agentrun.load.wire``: why not httpx).
 Transient failures (no connection, timeouts, HTTP 408/429/5xx, a stream cut short or
 without a finish reason) are retried with backoff, each cause kept by kind, named as the
 model client's ``RetryCause`` (``agentrun.messages``); a non-transient HTTP status is
@@ -15,14 +16,15 @@ model client's ``RetryCause`` (``agentrun.messages``); a non-transient HTTP stat
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
-
 from agentrun.load.records import tpot, usage_fields
+from agentrun.load.wire import Connection, Endpoint, HTTPStatusError
 
 _RETRY_STATUS = frozenset({408, 429})
 
@@ -42,7 +44,7 @@ class Measured:
     ttft_s: float | None = None
     ttfvt_s: float | None = None
     itl_s: list[float] = field(default_factory=list)
-    e2e_s: float | None = None
+    e2e_s: float = 0.0
     usage: dict[str, Any] | None = None
     finish_reason: str | None = None
     retries: int = 0
@@ -98,29 +100,33 @@ def _feed(m: Measured, chunk: dict[str, Any], now: float, last: list[float]) -> 
             m.finish_reason = choice["finish_reason"]
 
 
-async def _attempt(client: httpx2.AsyncClient, url: str, body: bytes, m: Measured) -> None:
-    m.ttft_s = m.ttfvt_s = m.e2e_s = m.usage = m.finish_reason = None
-    m.itl_s = []
+def _lines(buffer: bytearray, data: bytes) -> list[bytes]:
+    """Complete lines in ``buffer + data``; the unfinished tail stays in ``buffer``."""
+    buffer.extend(data)
+    cut = buffer.rfind(b"\n")
+    if cut < 0:
+        return []
+    lines = bytes(buffer[:cut]).split(b"\n")
+    del buffer[: cut + 1]
+    return lines
+
+
+async def _attempt(conn: Connection, body: bytes, m: Measured) -> None:
+    m.ttft_s = m.ttfvt_s = m.usage = m.finish_reason = None
+    m.e2e_s, m.itl_s = 0.0, []
     m.started_at, m.sent = time.time(), time.perf_counter()
-    t0, last = m.sent, [0.0]
-    async with client.stream("POST", url, content=body) as response:
-        if response.status_code >= 400:
-            text = (await response.aread()).decode(errors="replace")[:300]
-            status = response.status_code
-            transient = status in _RETRY_STATUS or status >= 500
-            kind = "rate_limited" if status == 429 else "http_status"
-            raise _Failure(kind, f"HTTP {status}: {text}", transient=transient)
-        done = False
-        async for line in response.aiter_lines():
-            if done or not line.startswith("data:"):
+    t0, last, buffer, done = m.sent, [0.0], bytearray(), False
+    async for arrival, data in conn.post(body):
+        now = arrival - t0
+        for line in _lines(buffer, data):
+            if done or not line.startswith(b"data:"):
                 continue  # read on past [DONE]: the body's end frees the connection
-            data = line[5:].strip()
-            if data == "[DONE]":
+            payload = line[5:].strip()
+            if payload == b"[DONE]":
                 done = True
                 continue
-            now = time.perf_counter() - t0
             try:
-                chunk = json.loads(data)
+                chunk = json.loads(payload)
             except ValueError as exc:
                 raise _Failure("invalid_sse", str(exc), transient=True) from None
             if isinstance(chunk, dict):
@@ -130,29 +136,34 @@ async def _attempt(client: httpx2.AsyncClient, url: str, body: bytes, m: Measure
         raise _Failure("incomplete_stream", "stream ended without a finish_reason", transient=True)
 
 
-def _classify(exc: Exception) -> _Failure:
+def _classify(exc: BaseException, m: Measured) -> _Failure:
     if isinstance(exc, _Failure):
         return exc
-    if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
+    if isinstance(exc, HTTPStatusError):
+        status, text = exc.status, exc.body.decode(errors="replace")[:300]
+        kind = "rate_limited" if status == 429 else "http_status"
+        return _Failure(kind, f"HTTP {status}: {text}", transient=status in _RETRY_STATUS or status >= 500)
+    if isinstance(exc, TimeoutError):
+        return _Failure("timeout", "no answer within the request timeout", transient=True)
+    if isinstance(exc, ConnectionRefusedError | socket.gaierror):
         return _Failure("connect", str(exc) or type(exc).__name__, transient=True)
-    if isinstance(exc, httpx2.TimeoutException):
-        return _Failure("timeout", str(exc) or type(exc).__name__, transient=True)
-    if isinstance(exc, httpx2.TransportError):
-        return _Failure("reset_during_stream", str(exc) or type(exc).__name__, transient=True)
-    return _Failure(type(exc).__name__, str(exc), transient=False)
+    kind = "reset_before_response" if m.ttft_s is None and m.usage is None else "reset_during_stream"
+    return _Failure(kind, str(exc) or type(exc).__name__, transient=True)
 
 
 async def send(
-    client: httpx2.AsyncClient, url: str, body: bytes, *, max_attempts: int = 3, backoff_s: float = 0.5
+    conn: Connection, body: bytes, *, max_attempts: int = 3, backoff_s: float = 0.5, timeout_s: float = 600.0
 ) -> Measured:
     """Post one chat request and time its stream; never raises for a server's failure."""
     m = Measured()
     for attempt in range(max(1, max_attempts)):
         try:
-            await _attempt(client, url, body, m)
+            async with asyncio.timeout(timeout_s):
+                await _attempt(conn, body, m)
             return m
-        except (httpx2.HTTPError, _Failure) as exc:
-            failure = _classify(exc)
+        except (OSError, EOFError, ValueError, TimeoutError, HTTPStatusError, _Failure) as exc:
+            await conn.close()  # whatever was left on the wire is not the next answer
+            failure = _classify(exc, m)
             if not failure.transient or attempt + 1 >= max_attempts:
                 m.error, m.error_detail = failure.kind, failure.detail[:500]
                 m.e2e_s = time.perf_counter() - m.sent
@@ -163,8 +174,16 @@ async def send(
     return m  # pragma: no cover - the loop returns
 
 
-def async_client(api_key: str, *, timeout_s: float, connections: int) -> httpx2.AsyncClient:
-    """One pooled client for the whole load (keep-alive connections, one per running session)."""
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api_key}"}
-    limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout_s, connect=10.0), limits=limits)
+def connection(url: str, api_key: str) -> Connection:
+    """A session's own keep-alive connection to ``url`` (``.../chat/completions``)."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        "Authorization": f"Bearer {api_key}",
+    }
+    return Connection(_endpoint(url), headers)
+
+
+@functools.lru_cache(maxsize=8)
+def _endpoint(url: str) -> Endpoint:
+    return Endpoint.parse(url)  # one TLS context per target, not one per session

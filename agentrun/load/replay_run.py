@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
-from agentrun.load.client import async_client, send
+from agentrun.load.client import connection, send
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
 from agentrun.load.records import RequestRecord, SessionRecord
 from agentrun.load.tracing import SessionTracer
+from agentrun.load.wire import Connection
 from agentrun.load.workload import PreparedSession
 
 
@@ -40,7 +39,6 @@ class ReplayOptions:
 class _Context:
     plan: LoadPlan
     options: ReplayOptions
-    client: httpx2.AsyncClient
     url: str
     t0: float
     progress: LoadProgress
@@ -59,22 +57,26 @@ def _tracer(ctx: _Context, sid: str, source: str) -> SessionTracer | None:
     )
 
 
-async def _session(
-    ctx: _Context, i: int, prepared: PreparedSession
-) -> tuple[list[RequestRecord], SessionRecord]:
-    sid, warm = f"s{i:04d}", i < ctx.plan.warmup
-    started = time.perf_counter()
-    tracer = _tracer(ctx, sid, prepared.session.id)
-    records: list[RequestRecord] = []
-    stop, tool_s = "final_answer", 0.0
-    ctx.progress.session_started()
+async def _requests(
+    ctx: _Context,
+    conn: Connection,
+    sid: str,
+    warm: bool,
+    prepared: PreparedSession,
+    tracer: SessionTracer | None,
+    records: list[RequestRecord],
+) -> tuple[str, float]:
+    """Send one session's requests in order; (stop reason, tool time waited)."""
+    tool_s = 0.0
     for request in prepared.requests:
         if request.index > 0 and request.delay_s * ctx.options.time_scale > 0:
             await asyncio.sleep(request.delay_s * ctx.options.time_scale)
             tool_s += request.tool_s * ctx.options.time_scale
         if tracer:
             tracer.request_started(request.index + 1)
-        m = await send(ctx.client, ctx.url, request.body, max_attempts=ctx.options.max_attempts)
+        m = await send(
+            conn, request.body, max_attempts=ctx.options.max_attempts, timeout_s=ctx.options.timeout_s
+        )
         record = RequestRecord(
             session=sid,
             index=request.index,
@@ -89,8 +91,23 @@ async def _session(
         if tracer:
             tracer.request_finished(request.index + 1, record)
         if not record.ok:
-            stop = "model_error"
-            break
+            return "model_error", tool_s
+    return "final_answer", tool_s
+
+
+async def _session(
+    ctx: _Context, i: int, prepared: PreparedSession
+) -> tuple[list[RequestRecord], SessionRecord]:
+    sid, warm = f"s{i:04d}", i < ctx.plan.warmup
+    started = time.perf_counter()
+    tracer = _tracer(ctx, sid, prepared.session.id)
+    records: list[RequestRecord] = []
+    ctx.progress.session_started()
+    conn = connection(ctx.url, ctx.options.api_key)
+    try:
+        stop, tool_s = await _requests(ctx, conn, sid, warm, prepared, tracer, records)
+    finally:
+        await conn.close()
     if tracer:
         await tracer.close(stop)
     failed = sum(1 for r in records if not r.ok)
@@ -130,27 +147,23 @@ async def _admit(ctx: _Context, i: int, arrivals: list[float] | None, gate: asyn
 async def _load(
     sessions: list[PreparedSession], plan: LoadPlan, options: ReplayOptions, progress: LoadProgress, t0: float
 ) -> tuple[list[RequestRecord], list[SessionRecord]]:
-    connections = plan.concurrency or 256
-    async with async_client(options.api_key, timeout_s=options.timeout_s, connections=connections) as client:
-        ctx = _Context(
-            plan, options, client, options.base_url.rstrip("/") + "/chat/completions", t0, progress
-        )
-        gate = asyncio.Semaphore(plan.concurrency) if plan.concurrency else None
-        arrivals = plan.arrivals()
+    ctx = _Context(plan, options, options.base_url.rstrip("/") + "/chat/completions", t0, progress)
+    gate = asyncio.Semaphore(plan.concurrency) if plan.concurrency else None
+    arrivals = plan.arrivals()
 
-        async def one(i: int) -> tuple[list[RequestRecord], SessionRecord]:
-            try:
-                return await _session(ctx, i, sessions[i % len(sessions)])
-            finally:
-                if gate is not None:
-                    gate.release()
+    async def one(i: int) -> tuple[list[RequestRecord], SessionRecord]:
+        try:
+            return await _session(ctx, i, sessions[i % len(sessions)])
+        finally:
+            if gate is not None:
+                gate.release()
 
-        running = []
-        for i in range(plan.sessions):
-            if not await _admit(ctx, i, arrivals, gate):
-                break
-            running.append(asyncio.create_task(one(i)))
-        results = await asyncio.gather(*running)
+    running = []
+    for i in range(plan.sessions):
+        if not await _admit(ctx, i, arrivals, gate):
+            break
+        running.append(asyncio.create_task(one(i)))
+    results = await asyncio.gather(*running)
     records = [r for rs, _ in results for r in rs]
     return records, [s for _, s in results]
 

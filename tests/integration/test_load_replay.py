@@ -32,6 +32,16 @@ class _Capture(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         self.server.bodies.append(raw)  # type: ignore[attr-defined]
+        failures: list[int] = self.server.failures  # type: ignore[attr-defined]
+        if failures:
+            status = failures.pop(0)
+            text = json.dumps({"error": {"message": f"scripted {status}"}}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+            return
         events = [
             {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
             *({"choices": [{"index": 0, "delta": {"content": w + " "}}]} for w in LIVE_REPLY.split()),
@@ -50,6 +60,7 @@ class _Capture(BaseHTTPRequestHandler):
 def capture() -> Iterator[ThreadingHTTPServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
     server.bodies = []  # type: ignore[attr-defined]
+    server.failures = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -168,3 +179,26 @@ def test_model_client_records_every_gap_between_output_chunks() -> None:
     assert len(timings.itl_s) == 11 and all(g >= 0 for g in timings.itl_s)
     assert timings.ttft_s is not None
     assert timings.ttft_s + sum(timings.itl_s) <= timings.e2e_s
+
+
+def test_transient_failures_are_retried_and_a_refusal_ends_the_session(
+    capture: ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    url = f"http://127.0.0.1:{capture.server_address[1]}/v1"
+    target = Target(base_url=url, model="served-model")
+    measure = Measure(results_dir=tmp_path, sample_interval_s=0, traces=False)
+    capture.failures.extend([503, 429])  # type: ignore[attr-defined]
+    path, _ = run_replay_load(load_workload(["todo-cli"]), _plan(1, 1), target, measure, time_scale=0)
+    document = json.loads(path.read_text())
+    first = document["requests"][0]
+    assert first["error"] is None and first["retries"] == 2
+    assert first["retry_causes"] == ["http_status", "rate_limited"]
+    assert document["aggregates"]["requests"]["retry_causes"] == {"http_status": 1, "rate_limited": 1}
+    capture.bodies.clear()  # type: ignore[attr-defined]
+    capture.failures.extend([400])  # type: ignore[attr-defined]
+    path, _ = run_replay_load(load_workload(["todo-cli"]), _plan(1, 1), target, measure, time_scale=0)
+    document = json.loads(path.read_text())
+    assert len(document["requests"]) == 1 and document["requests"][0]["error"] == "http_status"
+    assert "HTTP 400" in document["requests"][0]["error_detail"]
+    assert document["sessions"][0]["stop_reason"] == "model_error"
+    assert document["aggregates"]["requests"]["error_rate"] == 1.0

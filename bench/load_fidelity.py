@@ -1,0 +1,230 @@
+"""How much does `agentrun load` distort what it measures? Known server delays vs measured ones.
+
+The replay server runs in its own process (``agentrun replay serve``) with a known TTFT and a
+known delay between tokens: token k of every reply leaves at ``ttft + k * token_delay`` after
+the request was read, on a deadline schedule. At 1, 8, 32 and 64 concurrent sessions the
+shipped ``todo-cli`` recording is replayed (replay mode, recorded think time, sessions
+arriving over the first ~10 s), and every
+measured TTFT and inter-token gap is compared with that truth; the client's CPU time per
+request is read from ``getrusage`` around the sessions (the server's CPU is another process).
+
+With ``--peer aiperf`` (installed in its own venv: ``--peer-bin``), AIPerf drives a
+comparable multi-turn workload (the same number of sessions at the same concurrency, one
+conversation of as many turns per session) against the same server, and its reported TTFT
+and ITL are set against the same truth, from its per-request records: TTFT, and its
+``inter_chunk_latency`` list (every gap between chunks, as agentrun's ``itl_s``). Its CPU is
+the CPU of all its processes (``RUSAGE_CHILDREN``) over its requests.
+
+    python bench/load_fidelity.py --levels 1,8,32,64 --peer aiperf --peer-bin /tmp/aiperfvenv/bin/aiperf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentrun.load.plan import LoadPlan
+from agentrun.load.progress import LoadProgress
+from agentrun.load.replay_run import ReplayOptions, run_replay
+from agentrun.load.stats import percentile
+from agentrun.load.workload import PreparedSession, load_workload
+
+
+def start_server(ttft: float, token_delay: float) -> tuple[subprocess.Popen[str], str]:
+    cmd = [sys.executable, "-m", "agentrun", "replay", "serve", "--task", "todo-cli", "--port", "0"]
+    cmd += ["--ttft", str(ttft), "--token-delay", str(token_delay), "--kv-gpu-tokens", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _errors(values: list[float], truth: float) -> dict[str, float]:
+    errors = sorted(abs(v - truth) for v in values)
+    return {"p50_ms": percentile(errors, 50) * 1000, "p99_ms": percentile(errors, 99) * 1000}
+
+
+def agentrun_level(
+    base_url: str, sessions: int, ttft: float, token_delay: float, scale: float
+) -> dict[str, Any]:
+    prepared = [PreparedSession(s, "replay") for s in load_workload(["todo-cli"]).sessions]
+    # sessions arrive over about 10 s (seeded Poisson), then run side by side: a herd of 64
+    # identical first requests in the same millisecond would measure the server's queue
+    rate = sessions / 10.0 if sessions > 1 else None
+    plan = LoadPlan.make(
+        sessions=sessions,
+        concurrency=sessions,
+        rate=rate,
+        duration_s=None,
+        warmup=0,
+        seed=0,
+        default_sessions=1,
+    )
+    options = ReplayOptions(base_url, "replay", time_scale=scale)
+    cpu0, wall0 = _cpu_s(), time.perf_counter()
+    records, _ = run_replay(prepared, plan, options, LoadProgress(plan.sessions), time.perf_counter())
+    cpu, wall = _cpu_s() - cpu0, time.perf_counter() - wall0
+    ok = [r for r in records if r.ok]
+    gaps = [g for r in ok for g in r.itl_s]
+    ttfts = sorted(r.ttft_s for r in ok if r.ttft_s is not None)
+    return {
+        "tool": "agentrun load --replay",
+        "sessions": sessions,
+        "requests": len(records),
+        "failed": len(records) - len(ok),
+        "ttft_p50_ms": percentile(ttfts, 50) * 1000,
+        "ttft_p99_ms": percentile(ttfts, 99) * 1000,
+        "ttft_err": _errors(ttfts, ttft),
+        "itl_err": _errors(gaps, token_delay),
+        "cpu_ms_per_request": cpu / max(1, len(records)) * 1000,
+        "wall_s": wall,
+    }
+
+
+_TOKENIZER = """
+import json, os, sys
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+snap = os.path.join(sys.argv[1], "hub", "models--local--wordlevel", "snapshots", "0")
+os.makedirs(snap, exist_ok=True)
+os.makedirs(os.path.join(sys.argv[1], "hub", "models--local--wordlevel", "refs"), exist_ok=True)
+open(os.path.join(sys.argv[1], "hub", "models--local--wordlevel", "refs", "main"), "w").write("0")
+tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+tok.pre_tokenizer = pre_tokenizers.Whitespace()
+tok.train_from_iterator(open(sys.argv[2]).read().split(), trainers.WordLevelTrainer(special_tokens=["[UNK]"]))
+tok.save(os.path.join(snap, "tokenizer.json"))
+config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]", "model_max_length": 10**6}
+json.dump(config, open(os.path.join(snap, "tokenizer_config.json"), "w"))
+"""
+
+
+def aiperf_dataset(out: Path, sessions: int) -> Path:
+    """The recording as AIPerf multi-turn conversations: each turn's new user/tool text and its
+    recorded delay (AIPerf keeps its own live replies in the history)."""
+    session = load_workload(["todo-cli"]).sessions[0]
+    turns = [
+        {
+            "text": "\n".join(m.get("content") or "" for m in r.new_messages if m["role"] != "assistant")
+            or "go on",
+            "delay": int(r.delay_s * 1000),
+        }
+        for r in session.requests
+    ]
+    path = out / f"aiperf-{sessions}.jsonl"
+    path.write_text(
+        "".join(json.dumps({"session_id": f"s{i}", "turns": turns}) + "\n" for i in range(sessions))
+    )
+    return path
+
+
+def aiperf_level(
+    peer_bin: str, base_url: str, sessions: int, turns: int, ttft: float, token_delay: float, out: Path
+) -> dict[str, Any]:
+    """AIPerf on the same conversations at the same concurrency, its per-record timings vs the truth.
+
+    AIPerf needs a Hugging Face tokenizer even with server token counts; with no network a
+    word-level one is trained on the dataset and put in a private HF cache (offline mode).
+    """
+    folder, dataset = out / f"aiperf-{sessions}", aiperf_dataset(out, sessions)
+    peer_python = str(Path(peer_bin).parent / "python")
+    subprocess.run([peer_python, "-c", _TOKENIZER, str(out / "hf"), str(dataset)], check=True)
+    cmd = [
+        peer_bin, "profile", "--model", "replay", "--tokenizer", "local/wordlevel",
+        "--url", base_url.removesuffix("/v1"), "--endpoint-type", "chat", "--streaming",
+        "--concurrency", str(sessions), "--request-count", str(sessions * turns),
+        "--custom-dataset-type", "multi_turn", "--input-file", str(dataset), "--use-server-token-count",
+        "--output-artifact-dir", str(folder), "--ui-type", "none",
+    ]  # fmt: skip
+    if sessions > 1:
+        cmd += ["--concurrency-ramp-duration", "10"]
+    env = {**__import__("os").environ, "HF_HOME": str(out / "hf"), "HF_HUB_OFFLINE": "1"}
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+    wall = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    records_file = folder / "profile_export.jsonl"
+    if proc.returncode != 0 or not records_file.exists():
+        return {"tool": "aiperf", "sessions": sessions, "error": (proc.stderr or proc.stdout)[-800:]}
+    rows = [json.loads(line)["metrics"] for line in records_file.read_text().splitlines() if line.strip()]
+    ttfts = sorted(r["time_to_first_token"]["value"] / 1000 for r in rows if "time_to_first_token" in r)
+    gaps = [g / 1000 for r in rows for g in (r.get("inter_chunk_latency") or {}).get("value") or ()]
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    return {
+        "tool": "aiperf 0.13.0 (multi_turn)",
+        "sessions": sessions,
+        "requests": len(rows),
+        "failed": sum(1 for r in rows if "time_to_first_token" not in r),
+        "ttft_p50_ms": percentile(ttfts, 50) * 1000,
+        "ttft_p99_ms": percentile(ttfts, 99) * 1000,
+        "ttft_err": _errors(ttfts, ttft),
+        "itl_err": _errors(gaps, token_delay),
+        "cpu_ms_per_request": cpu / max(1, len(rows)) * 1000,
+        "wall_s": wall,
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = "| tool | sessions | requests | TTFT p50 / p99 ms | TTFT err p50 / p99 ms | ITL err p50 / p99 ms | client CPU ms/request |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['tool']} | {r['sessions']} | failed: {r['error'][:80]!r} | | | | |")
+            continue
+        lines.append(
+            f"| {r['tool']} | {r['sessions']} | {r['requests']} | {r['ttft_p50_ms']:.2f} / {r['ttft_p99_ms']:.2f} | "
+            f"{r['ttft_err']['p50_ms']:.2f} / {r['ttft_err']['p99_ms']:.2f} | "
+            f"{r['itl_err']['p50_ms']:.3f} / {r['itl_err']['p99_ms']:.3f} | {r['cpu_ms_per_request']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", default="1,8,32,64")
+    parser.add_argument("--ttft", type=float, default=0.05)
+    parser.add_argument("--token-delay", type=float, default=0.01)
+    parser.add_argument("--time-scale", type=float, default=1.0)
+    parser.add_argument("--peer", choices=["none", "aiperf"], default="none")
+    parser.add_argument("--peer-bin", default="aiperf")
+    parser.add_argument("--out", type=Path, default=Path("results/bench-load-fidelity"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    server, base_url = start_server(args.ttft, args.token_delay)
+    rows = []
+    try:
+        turns = len(load_workload(["todo-cli"]).sessions[0].requests)
+        for level in (int(x) for x in args.levels.split(",")):
+            rows.append(agentrun_level(base_url, level, args.ttft, args.token_delay, args.time_scale))
+            print(table(rows[-1:]), flush=True)
+            if args.peer == "aiperf":
+                rows.append(
+                    aiperf_level(args.peer_bin, base_url, level, turns, args.ttft, args.token_delay, args.out)
+                )
+                print(table(rows[-1:]), flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    machine = (
+        f"{platform.processor() or platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs"
+    )
+    print(
+        f"\n{time.strftime('%Y-%m-%d')} {machine}, Python {platform.python_version()}, load {__import__('os').getloadavg()}"
+    )
+    print(f"server truth: TTFT {args.ttft * 1000:g} ms, {args.token_delay * 1000:g} ms per token\n")
+    print(table(rows))
+    (args.out / "fidelity.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
