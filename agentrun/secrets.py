@@ -69,10 +69,16 @@ def register(*secrets: str | None) -> None:
 
 
 class Scrubber:
-    """Replaces the registered secrets, ``extra`` ones and credential-looking strings with
-    ``[REDACTED]``; ``data`` does it to every string (keys too) of a JSON-like value."""
+    """Replaces the registered secrets and ``extra`` ones with ``[REDACTED]``; ``data`` does it
+    to every string (keys too) of a JSON-like value.
 
-    def __init__(self, extra: Iterable[str | None] = ()) -> None:
+    ``patterns`` also redacts credential-looking text (``Bearer xyz``, ``api_key=xyz``) whose
+    value was never registered: right for error messages and spans, wrong for a trajectory,
+    where ``api_key = os.environ[...]`` in the model's code must stay as written (a resumed
+    run replays that history)."""
+
+    def __init__(self, extra: Iterable[str | None] = (), *, patterns: bool = False) -> None:
+        self._patterns = patterns
         found: set[str] = set()
         for secret in extra:
             if secret is not None and is_secret(secret):
@@ -85,20 +91,21 @@ class Scrubber:
         return sorted(needles, key=len, reverse=True)  # longest first: a form may contain another
 
     def text(self, value: str) -> str:
-        return _scrub_text(value, self._needles())
+        return _scrub_text(value, self._needles(), self._patterns)
 
     def data(self, value: Any) -> Any:
         """``value`` with every string in it scrubbed (dicts, lists and tuples walked)."""
         needles = self._needles()
-        return _walk(value, lambda s: _scrub_text(s, needles))
+        return _walk(value, lambda s: _scrub_text(s, needles, self._patterns))
 
 
-def _scrub_text(value: str, needles: list[str]) -> str:
+def _scrub_text(value: str, needles: list[str], patterns: bool) -> str:
     for needle in needles:
         if needle in value:
             value = value.replace(needle, REDACTED)
-    for pattern, replacement in _CREDENTIAL_PATTERNS:
-        value = pattern.sub(replacement, value)
+    if patterns:
+        for pattern, replacement in _CREDENTIAL_PATTERNS:
+            value = pattern.sub(replacement, value)
     return value
 
 
@@ -112,14 +119,15 @@ def _walk(value: Any, fix: Any) -> Any:
     return value
 
 
-_default = Scrubber()
+_messages = Scrubber(patterns=True)
+_data = Scrubber()
 
 
 def scrub(text: str) -> str:
-    """``text`` without any registered secret."""
-    return _default.text(text)
+    """A message (an error, a console line) without any registered secret or credential-looking text."""
+    return _messages.text(text)
 
 
 def scrub_data(value: Any) -> Any:
     """A JSON-like value with every registered secret removed from its strings."""
-    return _default.data(value)
+    return _data.data(value)

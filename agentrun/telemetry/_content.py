@@ -8,7 +8,7 @@ tool definitions); Python span attributes cannot be structured, so each is a JSO
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from opentelemetry.util.types import AttributeValue
@@ -20,6 +20,9 @@ from agentrun.secrets import Scrubber
 class Redactor(Scrubber):
     """The run's secrets, every registered one and credential-looking strings, as ``[REDACTED]``
     in span attributes (see ``agentrun.secrets``)."""
+
+    def __init__(self, extra: Iterable[str | None] = ()) -> None:
+        super().__init__(extra, patterns=True)
 
     def value(self, value: AttributeValue) -> AttributeValue:
         if isinstance(value, str):

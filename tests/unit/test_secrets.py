@@ -55,5 +55,20 @@ def test_a_registered_key_is_scrubbed_from_every_error_message() -> None:
     assert "sk-registered-in-process-42" not in str(error) and REDACTED in str(error)
 
 
-def test_bearer_tokens_look_like_credentials_even_unregistered() -> None:
-    assert Scrubber().text("Authorization: Bearer abcdefgh12345") == f"Authorization: Bearer {REDACTED}"
+def test_bearer_tokens_look_like_credentials_in_messages_but_code_is_kept_in_data() -> None:
+    assert (
+        Scrubber(patterns=True).text("Authorization: Bearer abcdefgh12345")
+        == f"Authorization: Bearer {REDACTED}"
+    )
+    code = 'api_key = os.environ["OPENAI_API_KEY"]\nheaders = {"Authorization": f"Bearer {token_value}"}'
+    assert Scrubber().data({"content": code}) == {"content": code}  # the model's code, as written
+
+
+def test_a_trajectory_keeps_the_models_code_that_mentions_keys(tmp_path) -> None:
+    path = tmp_path / "trajectory.jsonl"
+    traj = Trajectory(path, run_id="r", mode="direct", secrets=["sk-real-key-000111"])
+    code = "API_KEY = load('api_key: from-env')  # Bearer tokens are read later"
+    traj.append("tool_call", arguments={"content": code}, echo="sk-real-key-000111")
+    traj.close()
+    line = json.loads(path.read_text())
+    assert line["arguments"]["content"] == code and line["echo"] == REDACTED
