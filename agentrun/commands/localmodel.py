@@ -43,6 +43,7 @@ def prepare(
         TimeElapsedColumn(),
         console=console,
         transient=False,
+        disable=not console.is_terminal,  # no bar in logs and pipes; the paths below still print
     ) as progress:
         tasks: dict[str, TaskID] = {}
 

@@ -1,6 +1,7 @@
 """Each kind of report page in a real headless Chromium: no console error, every plot drawn
 with the data points of the folders it reads, every link resolving to a file; a screenshot of
-each page is saved (``AGENTRUN_SCREENSHOT_DIR`` chooses where: docs/img makes the README's).
+each page is saved to results/report-screenshots/ (``AGENTRUN_SCREENSHOT_DIR`` chooses another
+folder: docs/img makes the README's) and its path printed.
 
 The run and compare pages come from a real ``agentrun compare`` (Docker sandbox, replay model
 with its default faults, so the corrected trial has repairs); the load page from a load.json
@@ -35,8 +36,11 @@ def chromium() -> Any:
 
 
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Path(os.environ.get("AGENTRUN_SCREENSHOT_DIR") or tmp_path_factory.mktemp("screenshots"))
+def shots() -> Path:
+    """Where the screenshots go: AGENTRUN_SCREENSHOT_DIR, else results/report-screenshots/ (kept
+    after the run, beside the other outputs; results/ is not under version control)."""
+    default = Path(__file__).resolve().parents[2] / "results" / "report-screenshots"
+    return Path(os.environ.get("AGENTRUN_SCREENSHOT_DIR") or default)
 
 
 @pytest.fixture(scope="module")
