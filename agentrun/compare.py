@@ -23,6 +23,7 @@ from agentrun.config import RunConfig
 from agentrun.endpoints import shared_endpoint, uses_replay
 from agentrun.results import RunResult, create_unique_dir, median_present
 from agentrun.runner import run_task
+from agentrun.secrets import scrub_data
 from agentrun.serving.admission import AdmissionGate
 
 MODES = ("direct", "corrected")
@@ -139,7 +140,8 @@ def run_comparison(
             "peak_sessions": gate.peak_sessions,
         },
     )
-    (folder / "compare.json").write_text(json.dumps(comparison.model_dump(mode="json"), indent=2))
+    scrubbed = scrub_data(comparison.model_dump(mode="json"))  # strings, before encoding
+    (folder / "compare.json").write_text(json.dumps(scrubbed, indent=2))
     return comparison, folder
 
 

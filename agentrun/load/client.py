@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentrun import secrets
 from agentrun.load.records import tpot, usage_fields
 from agentrun.load.wire import Connection, Endpoint, HTTPStatusError
 
@@ -176,6 +177,7 @@ async def send(
 
 def connection(url: str, api_key: str) -> Connection:
     """A session's own keep-alive connection to ``url`` (``.../chat/completions``)."""
+    secrets.register(api_key)  # a server echoing the header must not put it in requests.jsonl
     headers = {
         "Content-Type": "application/json",
         "Accept": "text/event-stream",

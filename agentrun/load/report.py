@@ -19,6 +19,7 @@ from rich.text import Text
 
 from agentrun.errors import UserError
 from agentrun.load.records import RequestRecord
+from agentrun.secrets import scrub_data
 
 SCHEMA = "agentrun.load/1"  # the contract agentrun.report.load reads
 
@@ -29,8 +30,8 @@ def write_outputs(folder: Path, document: dict[str, Any], records: list[RequestR
     records = sorted(records, key=lambda r: r.start_s)
     with (folder / "requests.jsonl").open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(record.model_dump_json() + "\n")
-    document = {**document, "requests": [r.model_dump(mode="json") for r in records]}
+            fh.write(json.dumps(scrub_data(record.model_dump(mode="json")), ensure_ascii=False) + "\n")
+    document = scrub_data({**document, "requests": [r.model_dump(mode="json") for r in records]})
     path = folder / "load.json"
     path.write_text(json.dumps(document, indent=1, ensure_ascii=False))
     return path

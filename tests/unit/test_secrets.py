@@ -72,3 +72,17 @@ def test_a_trajectory_keeps_the_models_code_that_mentions_keys(tmp_path) -> None
     traj.close()
     line = json.loads(path.read_text())
     assert line["arguments"]["content"] == code and line["echo"] == REDACTED
+
+
+def test_load_outputs_never_hold_a_registered_key(tmp_path) -> None:
+    from agentrun.load.client import connection
+    from agentrun.load.records import RequestRecord
+    from agentrun.load.report import write_outputs
+
+    key = 'sk-load-"key"\\-556677'
+    connection("http://127.0.0.1:9/v1/chat/completions", key)  # registers the key, as every session does
+    record = RequestRecord(session="s0", index=0, error="http_401", error_detail=f"echo: Bearer {key}")
+    write_outputs(tmp_path, {"kind": "load", "note": json.dumps({"auth": key})}, [record])
+    for name in ("requests.jsonl", "load.json"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert REDACTED in text and not [f for f in forms(key) if f in text], name
