@@ -214,7 +214,9 @@ def extract_minimax(text: str) -> list[Found]:
     return found
 
 
-_PY_TAG_RE = re.compile(r"<\|python_tag\|>(.*?)(?:<\|eom_id\|>|<\|eot_id\|>|\Z)", re.DOTALL)
+_PY_TAG_RE = re.compile(
+    r"<\|python_tag\|>(.*?)(?:<\|eom_id\|>|<\|eot_id\|>|(?=<\|python_tag\|>)|\Z)", re.DOTALL
+)
 _ACTION_RE = re.compile(r"<\|action_start\|>\s*<\|plugin\|>(.*?)(?:<\|action_end\|>|\Z)", re.DOTALL)
 
 

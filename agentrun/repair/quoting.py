@@ -4,8 +4,9 @@ Engines' tests show real calls either on their own line or after a finished sent
 ("Let me check. <tool_call>..", Gemma 4, Hunyuan, Kimi, Mistral), and at most trailing prose
 after a loose JSON call (Llama 3: "Here is the result: {..} Would you like to know more?").
 Text that discusses the syntax looks different: backticks around it, an envelope set apart by
-spaces with prose on both sides of it on one line ("Command R calls tools: <|START_ACTION|>[..]
-<|END_ACTION|> and then .."; a generated one is glued to the text before it), a sentence running through it ("you could call <tool_call>.. to list files"), or an
+spaces in the middle of a sentence ("Command R calls tools like <|START_ACTION|>[..]<|END_ACTION|>
+and then .."; a generated one is glued to the text before it, or follows a finished sentence:
+SGLang's "User wants the weather. <|python_start|>[..]<|python_end|> In this way .."), a sentence running through it ("you could call <tool_call>.. to list files"), or an
 example marker right before it ("e.g.", "for example:", "the format is"). Those are never run.
 """
 
@@ -62,5 +63,5 @@ def quoted(
         # a generated envelope is glued to the text before it ("some prefix text<｜tool▁calls▁begin｜>",
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words
         spaced = start > line_start and text[start - 1] in " \t"
-        return bool(before) and spaced and bool(after)
+        return runs_on and spaced and bool(after)
     return runs_on and bool(after)

@@ -1049,3 +1049,99 @@ CASES += [
         [("foo", {"x": 1})],
     ),
 ]
+
+SG = "SGLang test/srt/test_function_call_parser.py"
+CASES += [
+    (
+        "pythonic",
+        SG,
+        "Here's a tool call: [get_weather(location='New York', unit='celsius')]",
+        [("get_weather", {"location": "New York", "unit": "celsius"})],
+    ),
+    (
+        "pythonic",
+        SG,
+        "This is some text before [get_weather(location='London')]",
+        [("get_weather", {"location": "London"})],
+    ),
+    (
+        "pythonic",
+        SG,
+        "[get_weather(location='Tokyo')] Here's the forecast:",
+        [("get_weather", {"location": "Tokyo"})],
+    ),
+    (
+        "pythonic",
+        SG,
+        "[get_weather(location='Berlin')] and [search(query='restaurants')]",
+        [("get_weather", {"location": "Berlin"}), ("search", {"query": "restaurants"})],
+    ),
+    (
+        "pythonic",
+        SG,
+        "[search(query='test', config={'options': [1, 2], 'nested': {'key': 'value'}})]",
+        [("search", {"query": "test", "config": {"options": [1, 2], "nested": {"key": "value"}}})],
+    ),
+    (
+        "pythonic",
+        SG,
+        "[get_weather(location='Paris', data=[10, 20]), search(query='test', filters=['a', 'b'])]",
+        [
+            ("get_weather", {"location": "Paris", "data": [10, 20]}),
+            ("search", {"query": "test", "filters": ["a", "b"]}),
+        ],
+    ),
+    (
+        "llama4_pythonic",
+        SG,
+        "User wants to get the weather in Mars. <|python_start|>[get_weather(location='Mars', "
+        "unit='celsius')]<|python_end|> In this way we will get the weather in Mars.",
+        [("get_weather", {"location": "Mars", "unit": "celsius"})],
+    ),
+]
+
+GW = {"city": "Paris"}
+CASES += [
+    (
+        "llama32",
+        SG,
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}};'
+        '{"name": "get_tourist_attractions", "parameters": {"city": "Paris"}}',
+        [("get_weather", GW), ("get_tourist_attractions", GW)],
+    ),
+    (
+        "llama32",
+        SG,
+        '<|python_tag|>{"name": "get_weather", "parameters": {}}<|python_tag|>'
+        '{"name": "get_tourist_attractions", "parameters": {}}',
+        [("get_weather", {}), ("get_tourist_attractions", {})],
+    ),
+    ("llama32", SG, '{"name": "get_weather", "parameters": {}} Some follow-up text', [("get_weather", {})]),
+    (
+        "llama32",
+        SG,
+        '{"name": "get_weather", "parameters": {{"name": "get_weather", "parameters": {}}',
+        [("get_weather", {})],
+    ),
+    (
+        "llama32",
+        SG,
+        'Some intro. <|python_tag|>{"name": "get_weather", "parameters": {}}',
+        [("get_weather", {})],
+    ),
+    (
+        "mistral",
+        SG,
+        'Here is some text before the tool call: [TOOL_CALLS] [{"name":"make_next_step_decision", '
+        '"arguments":{"decision":"ANSWER", "content":"The answer is 42"}}]',
+        [("make_next_step_decision", {"decision": "ANSWER", "content": "The answer is 42"})],
+    ),
+    (
+        "deepseek_v3",
+        SG,
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+        '{"city":"Shanghai"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_tourist_attractions\n'
+        '```json\n{"city": "Beijing"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [("get_weather", {"city": "Shanghai"}), ("get_tourist_attractions", {"city": "Beijing"})],
+    ),
+]

@@ -112,7 +112,7 @@ def test_prose_about_tool_syntax_is_neither_run_nor_rejected(tools, reply) -> No
         "Use <function=name> syntax to call a tool.",
         "Gemma writes <|tool_call>call:NAME{...}<tool_call|> for calls.",
         'Example: [read_file(path="a.py")] would read it, but I will not.',
-        'Here is how Command R calls tools: <|START_ACTION|>[{"tool_name": "read_file", "parameters": '
+        'Command R calls tools like <|START_ACTION|>[{"tool_name": "read_file", "parameters": '
         '{"path": "x"}}]<|END_ACTION|> and that is all.',
         "The <function_calls> block is OLMo's.",
         "Use the `functools` module: functools[0] is not valid.",
