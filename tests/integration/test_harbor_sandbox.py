@@ -84,3 +84,34 @@ def test_root_agent_cannot_fake_its_grade(solve_only: Any, tmp_path: Path, docke
     assert not docker_client.containers.list(
         all=True, filters={"label": "agentrun.run_id=harbor-fake-grade-test"}
     )
+
+
+@pytest.mark.parametrize(
+    ("test_sh", "stop_reason", "error_part"),
+    [
+        ("#!/bin/sh\necho boom; exit 3\n", "verifier_error", "no reward file"),
+        ("#!/bin/sh\necho passed > /logs/verifier/reward.txt\n", "verifier_error", "not a number"),
+        (
+            '#!/bin/sh\necho \'{"reward": "high"}\' > /logs/verifier/reward.json\n',
+            "verifier_error",
+            "not a number",
+        ),
+    ],
+)
+def test_a_verifier_crash_is_reported_not_scored(
+    solve_only: Any, tmp_path: Path, docker_client: Any, test_sh: str, stop_reason: str, error_part: str
+) -> None:
+    import shutil
+
+    task, image = solve_only
+    copy = tmp_path / "solve-only"
+    shutil.copytree(task.path, copy)
+    (copy / "tests" / "test.sh").write_text(test_sh)
+    broken = load_task(str(copy))
+    box = _start(broken, image, tmp_path, docker_client, "harbor-crash-test")
+    try:
+        outcome = verify(broken, box, run_id="harbor-crash-test", root=tmp_path / "verifier", network=False)
+    finally:
+        box.close()
+    assert outcome.rewards is None and outcome.stop_reason == stop_reason
+    assert outcome.error is not None and error_part in outcome.error, outcome.error
