@@ -8,6 +8,7 @@ Harbor's: a task without a reward (an error, a verifier timeout) counts as 0.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ class JobRow(BaseModel):
 
 
 class Job(BaseModel):
-    """``<results>/job-<time>/job.json``."""
+    """``<results>/job-<time>-<random>/job.json``."""
 
     folder: str
     agent: str
@@ -74,8 +75,9 @@ def run_job(
     from agentrun.runner import run_task as default_run
 
     runner = run_task or default_run
-    folder = (base.results_dir / f"job-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    folder.mkdir(parents=True, exist_ok=True)
+    # a random suffix and exist_ok=False: two jobs started in the same second get two folders
+    folder = (base.results_dir / f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}").resolve()
+    folder.mkdir(parents=True, exist_ok=False)
 
     def one(task: Path) -> JobRow:
         config = base.model_copy(update={"task": str(task), "results_dir": folder, "run_id": None})
