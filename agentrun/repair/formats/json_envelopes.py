@@ -17,12 +17,22 @@ from agentrun.repair.jsonfix import decode_json, looks_cut_off
 
 __all__ = ["JSON_ENVELOPE_EXTRACTORS", "JSON_ENVELOPE_TOKENS"]
 
-# (family, opening marker, closing marker or None when the JSON's own end closes it)
+# (family, opening marker, closing marker or None when the JSON's own end closes it); each opening
+# must be followed by JSON, so the same tag around another format (Hunyuan v4 wraps GLM-style
+# <tool_call>s in <tool_calls>) is left to that format's extractor
 _TAGGED: tuple[tuple[str, str, str | None], ...] = (
-    ("command_r", r"<\|START_ACTION\|>", "<|END_ACTION|>"),  # Command R7B / A: [{"tool_name", "parameters"}]
-    ("tool_calls_tag", r"<tool_calls>", "</tool_calls>"),  # Jamba, Hunyuan A13B, MiniMax M1, Apriel
-    ("nemotron", r"<TOOLCALL>", "</TOOLCALL>"),  # Nemotron Nano v2 / Llama-Nemotron
-    ("longcat", r"<longcat_tool_call>", "</longcat_tool_call>"),  # LongCat Flash
+    (
+        "command_r",
+        r"<\|START_ACTION\|>(?=\s*[\[{])",
+        "<|END_ACTION|>",
+    ),  # Command R7B / A: [{"tool_name", "parameters"}]
+    (
+        "tool_calls_tag",
+        r"<tool_calls>(?=\s*[\[{])",
+        "</tool_calls>",
+    ),  # Jamba, Hunyuan A13B, MiniMax M1, Apriel
+    ("nemotron", r"<TOOLCALL>(?=\s*[\[{])", "</TOOLCALL>"),  # Nemotron Nano v2 / Llama-Nemotron
+    ("longcat", r"<longcat_tool_call>(?=\s*[\[{])", "</longcat_tool_call>"),  # LongCat Flash
     ("granite_20b_fc", r"<function_call>", None),  # granite-20b-functioncalling
     ("phi4_mini", r"(?<![\w.])functools(?=\s*\[\s*\{)", None),  # Phi-4-mini, FireFunction v2
     ("gigachat3", r"function call(?:<\|role_sep\|>)?\s*(?=\{\s*\"name\")", None),  # GigaChat 3

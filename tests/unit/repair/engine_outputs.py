@@ -1145,3 +1145,32 @@ CASES += [
         [("get_weather", {"city": "Shanghai"}), ("get_tourist_attractions", {"city": "Beijing"})],
     ),
 ]
+
+CASES += [
+    (
+        "qwen2_5_coder",
+        VT + "test_qwen2_5_coder_tool_parser.py",
+        '<tools>{"name": "get_weather", "arguments": {"city": "Tokyo"}}</tools><tools>{"name": "get_time", "arguments": '
+        '{"timezone": "Asia/Tokyo"}}</tools>',
+        [("get_weather", W), ("get_time", {"timezone": "Asia/Tokyo"})],
+    ),
+    (
+        "hy_v4",
+        VT + "test_hy_v4_tool_parser.py",
+        "<tool_calls><tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Tokyo</arg_value>\n"
+        "<arg_key>unit</arg_key><arg_value>celsius</arg_value>\n</tool_call></tool_calls>",
+        [("get_weather", {"city": "Tokyo", "unit": "celsius"})],
+    ),
+    (
+        "granite",
+        VT + "test_granite_tool_parser.py",
+        '<tool_call> [{\n  "name": "get_weather",\n  "arguments": {"city": "Tokyo"}}]',
+        [("get_weather", W)],
+    ),
+    (
+        "step3p5",
+        VT + "test_step3p5_tool_parser.py",
+        "<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n</function>",
+        [("get_current_weather", {"city": "Dallas", "state": "TX"})],
+    ),
+]
