@@ -72,7 +72,9 @@ def compose_services(
         services = {k: v for k, v in (config.get("services") or {}).items() if k != MAIN}
         overlay = Path(tmp) / "agentrun-overlay.json"
         overlay.write_text(
-            json.dumps(_overlay(task, services, network=network, image_map=image_map, on_log=on_log))
+            json.dumps(
+                _overlay(task, services, run_id=run_id, network=network, image_map=image_map, on_log=on_log)
+            )
         )
         argv = [*base, "-f", str(overlay)]
         if not services:  # the file only describes main, which agentrun runs itself
@@ -88,14 +90,22 @@ def compose_services(
 
 
 def _overlay(
-    task: TaskSpec, services: dict[str, Any], *, network: bool, image_map: Mapping[str, str], on_log: LogFn
+    task: TaskSpec,
+    services: dict[str, Any],
+    *,
+    run_id: str,
+    network: bool,
+    image_map: Mapping[str, str],
+    on_log: LogFn,
 ) -> dict[str, Any]:
     """Our override: services prebuilt under our tags, the project network internal unless allowed."""
-    built: dict[str, Any] = {}
+    # labelled as agentrun's, so `agentrun sandbox prune` removes what a crashed run left
+    labels = {"agentrun": "1", "agentrun.run_id": run_id, "agentrun.role": "service"}
+    built: dict[str, Any] = {name: {"labels": labels} for name in services}
     for name, service in services.items():
         build = service.get("build")
         if isinstance(build, dict) and build.get("context"):
-            built[name] = {"image": _build_service(task, name, build, image_map, on_log)}
+            built[name]["image"] = _build_service(task, name, build, image_map, on_log)
     return {"services": built, "networks": {"default": {"internal": not network}}}
 
 

@@ -1,8 +1,8 @@
 """Sandbox profiles: what a task's container is given, and what it is never given.
 
-``strict`` (agentrun's own tasks; ``DockerSandbox``)
-    uid 1000, ``/workspace`` bind-mounted from the host, read-only root, ``/tests`` read-only,
-    every capability dropped.
+``strict`` (agentrun's own tasks; ``DockerSandbox``, options in ``container.locked_down``)
+    uid 1000, ``/workspace`` bind-mounted from the host, read-only root, every capability
+    dropped; graded in a fresh container from the same image (``sandbox/verifier.py``).
 
 ``harbor`` (tasks written for Harbor; ``agentrun.harbor.sandbox.HarborSandbox``)
     what Harbor gives a task: the task's user (``[agent] user``, else the image's ``USER``,
@@ -60,8 +60,4 @@ class SandboxProfile:
         }
 
 
-STRICT = SandboxProfile(
-    name="strict", read_only_root=True, tmpfs={"/tmp": "rw,nosuid,nodev,size=1g,mode=1777"}
-)
 HARBOR = SandboxProfile(name="harbor", read_only_root=False, cap_add=HARBOR_CAPABILITIES)
-PROFILES: dict[str, SandboxProfile] = {"strict": STRICT, "harbor": HARBOR}

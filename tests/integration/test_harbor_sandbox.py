@@ -115,3 +115,24 @@ def test_a_verifier_crash_is_reported_not_scored(
         box.close()
     assert outcome.rewards is None and outcome.stop_reason == stop_reason
     assert outcome.error is not None and error_part in outcome.error, outcome.error
+
+
+def test_compose_services_get_an_internal_network_of_their_own_and_are_torn_down(docker_client: Any) -> None:
+    from agentrun.harbor.compose import compose_services
+    from agentrun.sandbox.images import ensure_task_image
+
+    task = load_task(str(PROBES / "compose-db"))
+    image_map = parse_image_map([], [PROBES / "image-map.txt"])
+    image = ensure_task_image(task, image_map=image_map)
+    run_id = "harbor-compose-test"
+    with compose_services(
+        task, image, run_id=run_id, network=False, image_map=image_map, on_log=print
+    ) as net:
+        assert net is not None
+        network = docker_client.networks.get(net)
+        assert network.attrs["Internal"] is True
+        (db,) = docker_client.containers.list(filters={"label": f"agentrun.run_id={run_id}"})
+        assert db.labels["com.docker.compose.service"] == "db" and db.labels["agentrun"] == "1"
+        assert db.image.tags[0].startswith("agentrun-svc-compose-db-db:")  # built here, FROM mapped
+    assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={run_id}"})
+    assert not docker_client.networks.list(names=[net])
