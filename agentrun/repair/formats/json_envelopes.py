@@ -26,6 +26,7 @@ _TAGGED: tuple[tuple[str, str, str | None], ...] = (
         r"<\|START_ACTION\|>(?=\s*[\[{])",
         "<|END_ACTION|>",
     ),  # Command R7B / A: [{"tool_name", "parameters"}]
+    ("command_r_plus", r"Action:\s*```(?:json)?[ \t]*\n?(?=\s*[\[{])", "```"),  # Command R / R+ (Ollama)
     (
         "tool_calls_tag",
         r"<tool_calls>(?=\s*[\[{])",
@@ -75,7 +76,9 @@ def _tagged(family: str, close: str | None) -> Callable[[str], list[Found]]:
         while (m := pattern.search(text, pos)) is not None:
             body, end, closed = _body(text, m.end(), close)
             closed = closed and not looks_cut_off(body)
-            found.extend(json_calls(body, m.start(), end, family, strict=True, closed=closed))
+            calls = json_calls(body, m.start(), end, family, strict=True, closed=closed)
+            # Command R's "directly-answer" pseudo-tool means: no tool, the answer follows
+            found.extend(f for f in calls if f.name.replace("_", "-") != "directly-answer")
             pos = max(end, m.end())
         return found
 

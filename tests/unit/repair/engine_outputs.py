@@ -1174,3 +1174,34 @@ CASES += [
         [("get_current_weather", {"city": "Dallas", "state": "TX"})],
     ),
 ]
+
+OC = "Ollama model/parsers/commandr_test.go"
+CASES += [
+    (
+        "command_r_plus",
+        OC,
+        'Action: ```json\n[\n    {\n        "tool_name": "get_weather",\n        "parameters": '
+        '{"location": "New York"}\n    },\n    {\n        "tool_name": "get_time",\n        "parameters": {"timezone": "EST"}'
+        "\n    }\n]\n```",
+        [("get_weather", {"location": "New York"}), ("get_time", {"timezone": "EST"})],
+    ),
+    (
+        "command_r_plus",
+        OC,
+        "I'll look up the weather for you.\nAction: ```json\n"
+        '[{"tool_name": "get_weather", "parameters": {"location": "NYC"}}]\n```',
+        [("get_weather", {"location": "NYC"})],
+    ),
+    (
+        "command_r_plus",
+        OC,
+        'Action: ```json\n[{"tool_name": "bash", "parameters": {"command": "pwd"}}]',
+        [("bash", {"command": "pwd"})],
+    ),
+    (
+        "command_r_plus",
+        OC,
+        'Action: ```json\n{\n    "tool_name": "read_file",\n    "parameters": {"path": "/etc/hosts"}\n}\n```',
+        [("read_file", {"path": "/etc/hosts"})],
+    ),
+]

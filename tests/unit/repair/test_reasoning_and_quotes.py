@@ -125,3 +125,10 @@ def test_three_calls_on_one_line_are_all_calls(tools, reply) -> None:  # type: i
     one = '<tool_call>{"name": "read_file", "arguments": {"path": "%s"}}</tool_call>'
     result = correct(reply(" ".join(one % p for p in ("a.py", "b.py", "c.py"))), tools)
     assert [c.arguments["path"] for c in result.calls] == ["a.py", "b.py", "c.py"]
+
+
+def test_command_r_directly_answer_is_not_a_call(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # Ollama commandr_test.go: the "directly-answer" pseudo-tool means no tool is called
+    text = 'Action: ```json\n[\n    {\n        "tool_name": "directly-answer",\n        "parameters": {}\n    }\n]\n```'
+    result = correct(reply(text), tools)
+    assert result.calls == () and result.rejected == ()
