@@ -45,6 +45,18 @@ def _interrupt(_signum: int, _frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _announcement(server: Any, *, ttft: float, token_delay: float, seed: int) -> str:
+    """The one stderr line that says what is being served (stdout carries only the URL)."""
+    script, injector, cache = server.script, server.fault_injector, server.cache
+    text = f"{describe()}: {len(script.turns)} turns as model {script.model_name!r}, "
+    text += f"ttft {ttft}s, {token_delay}s per token"
+    if injector:
+        text += f", {injector.rate:.0%} faults ({injector.mix}, seed {seed})"
+    if cache:
+        text += f", simulated KV cache {cache.gpu_tokens} GPU + {cache.cpu_tokens} CPU tokens on /metrics"
+    return text + ". Ctrl-C stops it."
+
+
 def serve(
     task: Annotated[
         str | None, typer.Option("--task", help="play the reference solution of this task")
@@ -102,18 +114,7 @@ def serve(
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     print(server.base_url, flush=True)  # stdout: just the URL, for scripts
-    cache = (
-        f", simulated KV cache {kv_gpu_tokens} GPU + {kv_cpu_tokens} CPU tokens on /metrics"
-        if server.cache
-        else ""
-    )
-    console.print(
-        f"{describe()}: {len(loaded.turns)} turns as model {loaded.model_name!r}, "
-        f"ttft {ttft}s, {token_delay}s per token"
-        + (f", {faults:.0%} faults ({fault_mix}, seed {seed})" if server.fault_injector else "")
-        + cache
-        + ". Ctrl-C stops it."
-    )
+    console.print(_announcement(server, ttft=ttft, token_delay=token_delay, seed=seed))
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
     with contextlib.suppress(KeyboardInterrupt):

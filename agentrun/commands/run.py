@@ -162,155 +162,176 @@ def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None)
     }
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("tasks")
-    def tasks_cmd() -> None:
-        """List the tasks agentrun knows."""
-        for name in list_tasks():
-            task = load_task(name)
-            first = next((ln.strip("# ").strip() for ln in task.instruction.splitlines() if ln.strip()), "")
-            typer.echo(f"{name:24s} {first}")
+ModeOpt = Annotated[_params.ModeName, typer.Option(help="how tool calls are used")]
+AgentOpt = Annotated[AgentKind, typer.Option(help="model; oracle: run solution/solve.sh; nop: do nothing")]
+ServerMetrics = Annotated[
+    str | None, typer.Option(help="the server's Prometheus /metrics URL", callback=_params.http_url)
+]
+RequestTimeout = Annotated[
+    float, typer.Option(help="seconds a model request may wait for a byte before it is retried")
+]
+Trials = Annotated[int, typer.Option(min=1, help="trials per mode (seeds SEED, SEED+1, ...)")]
+CompareFaults = Annotated[
+    float | None,
+    typer.Option(min=0.0, max=1.0, help="replay model: fault rate (default 0.2 on the replay model)"),
+]
+Concurrency = Annotated[int, typer.Option(min=1, help="runs in parallel")]
+KvBudget = Annotated[
+    int | None,
+    typer.Option(min=1, help="admit a request only while the sum of prompt + headroom tokens fits"),
+]
 
-    @app.command("task")
-    def task_cmd(
-        name: Annotated[str, typer.Argument(help="task name (see `agentrun tasks`) or a task folder")],
-        mode: Annotated[_params.ModeName, typer.Option(help="how tool calls are used")] = "corrected",
-        base_url: BaseUrl = None,
-        model: ModelName = None,
-        api_key: ApiKey = None,
-        results: ResultsDir = Path("results"),
-        agent: Annotated[
-            AgentKind, typer.Option(help="model; oracle: run solution/solve.sh; nop: do nothing")
-        ] = "model",
-        seed: int = 0,
-        faults: FaultRate = 0.0,
-        fault_mix: FaultMix = "mixed",
-        temperature: Temperature = None,
-        max_turns: MaxTurns = None,
-        base_image: BaseImage = None,
-        server_metrics: Annotated[
-            str | None, typer.Option(help="the server's Prometheus /metrics URL", callback=_params.http_url)
-        ] = None,
-        otlp_endpoint: OtlpEndpoint = None,
-        otlp_protocol: OtlpProtocol = None,
-        capture_content: bool = False,
-        replay_ttft: ReplayTtft = 0.0,
-        replay_token_delay: ReplayTokenDelay = 0.0,
-        no_report: NoReport = False,
-        request_timeout: Annotated[
-            float, typer.Option(help="seconds a model request may wait for a byte before it is retried")
-        ] = 600.0,
-        image_map: ImageMap = None,
-        image_map_file: ImageMapFile = None,
-    ) -> None:
-        """Run one task in a Docker sandbox and grade it with its hidden tests."""
-        from agentrun.harbor.imagemap import parse_image_map
 
-        if not 0 < request_timeout <= 86_400:
-            raise UserError(f"--request-timeout must be between 0 and 86400 seconds, not {request_timeout}")
-        config = RunConfig(
-            task=name,
-            mode=mode,
-            agent=agent,
-            **_endpoint_args(base_url, model, api_key),
-            results_dir=results,
-            seed=seed,
-            faults=faults,
-            fault_mix=fault_mix,
-            temperature=temperature,
-            max_turns=max_turns,
-            base_image=base_image,
-            server_metrics=server_metrics,
-            otlp_endpoint=otlp_endpoint,
-            otlp_protocol=otlp_protocol,
-            capture_content=capture_content,
-            replay_ttft=replay_ttft,
-            replay_token_delay=replay_token_delay,
-            request_timeout=request_timeout,
-            image_map=parse_image_map(image_map or [], image_map_file or []),
-        )
-        from agentrun.report import report_at_end
-        from agentrun.runner import run_task
+def tasks_cmd() -> None:
+    """List the tasks agentrun knows."""
+    for name in list_tasks():
+        task = load_task(name)
+        first = next((ln.strip("# ").strip() for ln in task.instruction.splitlines() if ln.strip()), "")
+        typer.echo(f"{name:24s} {first}")
 
-        _sigterm_as_interrupt()
-        try:
-            result = run_task(config, on_turn=_progress, on_log=lambda m: console.print(f"[dim]{m}[/dim]"))
-        except KeyboardInterrupt:
-            console.print("[yellow]interrupted: sandbox removed, partial results kept[/yellow]")
-            sys.exit(130)
-        Console().print(summary_table(result))
-        if not no_report:
-            report_at_end(result.results_path, typer.echo)
-        if not result.passed:
-            raise typer.Exit(1)
 
-    @app.command("compare")
-    def compare_cmd(
-        name: Annotated[str, typer.Argument(help="task name or folder")],
-        trials: Annotated[int, typer.Option(min=1, help="trials per mode (seeds SEED, SEED+1, ...)")] = 3,
-        seed: int = 0,
-        results: ResultsDir = Path("results"),
-        base_url: BaseUrl = None,
-        model: ModelName = None,
-        api_key: ApiKey = None,
-        faults: Annotated[
-            float | None,
-            typer.Option(min=0.0, max=1.0, help="replay model: fault rate (default 0.2 on the replay model)"),
-        ] = None,
-        fault_mix: FaultMix = "mixed",
-        temperature: Temperature = None,
-        max_turns: MaxTurns = None,
-        base_image: BaseImage = None,
-        otlp_endpoint: OtlpEndpoint = None,
-        otlp_protocol: OtlpProtocol = None,
-        concurrency: Annotated[int, typer.Option(min=1, help="runs in parallel")] = 1,
-        kv_budget: Annotated[
-            int | None,
-            typer.Option(min=1, help="admit a request only while the sum of prompt + headroom tokens fits"),
-        ] = None,
-        no_report: NoReport = False,
-    ) -> None:
-        """Run direct and corrected mode on the same seeds and print one table."""
-        from agentrun.compare import comparison_table, run_comparison
-        from agentrun.report import report_at_end
-        from agentrun.report.progress import trial_progress
+def task_cmd(
+    name: Annotated[str, typer.Argument(help="task name (see `agentrun tasks`) or a task folder")],
+    mode: ModeOpt = "corrected",
+    base_url: BaseUrl = None,
+    model: ModelName = None,
+    api_key: ApiKey = None,
+    results: ResultsDir = Path("results"),
+    agent: AgentOpt = "model",
+    seed: int = 0,
+    faults: FaultRate = 0.0,
+    fault_mix: FaultMix = "mixed",
+    temperature: Temperature = None,
+    max_turns: MaxTurns = None,
+    base_image: BaseImage = None,
+    server_metrics: ServerMetrics = None,
+    otlp_endpoint: OtlpEndpoint = None,
+    otlp_protocol: OtlpProtocol = None,
+    capture_content: bool = False,
+    replay_ttft: ReplayTtft = 0.0,
+    replay_token_delay: ReplayTokenDelay = 0.0,
+    no_report: NoReport = False,
+    request_timeout: RequestTimeout = 600.0,
+    image_map: ImageMap = None,
+    image_map_file: ImageMapFile = None,
+) -> None:
+    """Run one task in a Docker sandbox and grade it with its hidden tests."""
+    from agentrun.harbor.imagemap import parse_image_map
 
-        base = RunConfig(
-            task=name,
-            **_endpoint_args(base_url, model, api_key),
-            results_dir=results,
-            seed=seed,
-            faults=faults or 0.0,
-            fault_mix=fault_mix,
-            temperature=temperature,
-            max_turns=max_turns,
-            base_image=base_image,
-            otlp_endpoint=otlp_endpoint,
-            otlp_protocol=otlp_protocol,
-        )
-        load_task(name)  # fail fast on an unknown task
-        _sigterm_as_interrupt()
+    if not 0 < request_timeout <= 86_400:
+        raise UserError(f"--request-timeout must be between 0 and 86400 seconds, not {request_timeout}")
+    config = RunConfig(
+        task=name,
+        mode=mode,
+        agent=agent,
+        **_endpoint_args(base_url, model, api_key),
+        results_dir=results,
+        seed=seed,
+        faults=faults,
+        fault_mix=fault_mix,
+        temperature=temperature,
+        max_turns=max_turns,
+        base_image=base_image,
+        server_metrics=server_metrics,
+        otlp_endpoint=otlp_endpoint,
+        otlp_protocol=otlp_protocol,
+        capture_content=capture_content,
+        replay_ttft=replay_ttft,
+        replay_token_delay=replay_token_delay,
+        request_timeout=request_timeout,
+        image_map=parse_image_map(image_map or [], image_map_file or []),
+    )
+    _run_one(config, report=not no_report)
 
-        def each(r: RunResult) -> None:
-            console.print(
-                f"[bold]{r.mode:9s}[/bold] seed {r.seed}: hidden {r.hidden_tests.passed}/{r.hidden_tests.total}, "
-                f"{r.turns} turns, {r.tool_calls.total} calls, stop {r.stop_reason}"
+
+def _run_one(config: RunConfig, *, report: bool) -> None:
+    """One run with progress lines, its summary table and report; exit 1 unless every hidden test passed."""
+    from agentrun.report import report_at_end
+    from agentrun.runner import run_task
+
+    _sigterm_as_interrupt()
+    try:
+        result = run_task(config, on_turn=_progress, on_log=lambda m: console.print(f"[dim]{m}[/dim]"))
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: sandbox removed, partial results kept[/yellow]")
+        sys.exit(130)
+    Console().print(summary_table(result))
+    if report:
+        report_at_end(result.results_path, typer.echo)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def compare_cmd(
+    name: Annotated[str, typer.Argument(help="task name or folder")],
+    trials: Trials = 3,
+    seed: int = 0,
+    results: ResultsDir = Path("results"),
+    base_url: BaseUrl = None,
+    model: ModelName = None,
+    api_key: ApiKey = None,
+    faults: CompareFaults = None,
+    fault_mix: FaultMix = "mixed",
+    temperature: Temperature = None,
+    max_turns: MaxTurns = None,
+    base_image: BaseImage = None,
+    otlp_endpoint: OtlpEndpoint = None,
+    otlp_protocol: OtlpProtocol = None,
+    concurrency: Concurrency = 1,
+    kv_budget: KvBudget = None,
+    no_report: NoReport = False,
+) -> None:
+    """Run direct and corrected mode on the same seeds and print one table."""
+    base = RunConfig(
+        task=name,
+        **_endpoint_args(base_url, model, api_key),
+        results_dir=results,
+        seed=seed,
+        faults=faults or 0.0,
+        fault_mix=fault_mix,
+        temperature=temperature,
+        max_turns=max_turns,
+        base_image=base_image,
+        otlp_endpoint=otlp_endpoint,
+        otlp_protocol=otlp_protocol,
+    )
+    load_task(name)  # fail fast on an unknown task
+    _compare(base, trials=trials, concurrency=concurrency, kv_budget=kv_budget, report=not no_report)
+
+
+def _print_run(r: RunResult) -> None:
+    console.print(
+        f"[bold]{r.mode:9s}[/bold] seed {r.seed}: hidden {r.hidden_tests.passed}/{r.hidden_tests.total}, "
+        f"{r.turns} turns, {r.tool_calls.total} calls, stop {r.stop_reason}"
+    )
+
+
+def _compare(base: RunConfig, *, trials: int, concurrency: int, kv_budget: int | None, report: bool) -> None:
+    from agentrun.compare import comparison_table, run_comparison
+    from agentrun.report import report_at_end
+    from agentrun.report.progress import trial_progress
+
+    _sigterm_as_interrupt()
+    try:
+        with trial_progress(2 * trials, console, _print_run) as on_run:
+            comparison, folder = run_comparison(
+                base,
+                trials=trials,
+                on_run=on_run,
+                concurrency=concurrency,
+                kv_budget=kv_budget,
+                on_log=lambda m: None,
             )
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: sandboxes removed, finished runs kept[/yellow]")
+        sys.exit(130)
+    Console().print(comparison_table(comparison))
+    Console().print(f"compare.json: {folder / 'compare.json'}")
+    if report:
+        report_at_end(folder, typer.echo)
 
-        try:
-            with trial_progress(2 * trials, console, each) as on_run:
-                comparison, folder = run_comparison(
-                    base,
-                    trials=trials,
-                    on_run=on_run,
-                    concurrency=concurrency,
-                    kv_budget=kv_budget,
-                    on_log=lambda m: None,
-                )
-        except KeyboardInterrupt:
-            console.print("[yellow]interrupted: sandboxes removed, finished runs kept[/yellow]")
-            sys.exit(130)
-        Console().print(comparison_table(comparison))
-        Console().print(f"compare.json: {folder / 'compare.json'}")
-        if not no_report:
-            report_at_end(folder, typer.echo)
+
+def register(app: typer.Typer) -> None:
+    app.command("tasks")(tasks_cmd)
+    app.command("task")(task_cmd)
+    app.command("compare")(compare_cmd)

@@ -104,116 +104,116 @@ def capacity_table(plan: CapacityPlan) -> Table:
     return table
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("logstats")
-    def logstats_cmd(
-        logfile: Annotated[
-            Path,
-            typer.Argument(
-                help="vLLM server log (any line prefix: journald, podman, ...)", callback=_params.text_file
-            ),
-        ],
-        as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-    ) -> None:
-        """Throughput, speculative decoding, KV transfer and capacity figures from a vLLM log."""
-        stats = logstats(logfile)
-        if as_json:
-            print(stats.model_dump_json(indent=2))
-        else:
-            out.print(logstats_table(stats, f"vLLM log {logfile.name}"))
+def logstats_cmd(
+    logfile: Annotated[
+        Path,
+        typer.Argument(
+            help="vLLM server log (any line prefix: journald, podman, ...)", callback=_params.text_file
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Throughput, speculative decoding, KV transfer and capacity figures from a vLLM log."""
+    stats = logstats(logfile)
+    if as_json:
+        print(stats.model_dump_json(indent=2))
+    else:
+        out.print(logstats_table(stats, f"vLLM log {logfile.name}"))
 
-    @app.command("capacity")
-    def capacity_cmd(
-        gpu_kv_tokens: Annotated[int, typer.Option(min=1, help="'GPU KV cache size' from the startup log.")],
-        max_model_len: Annotated[int, typer.Option(min=1, help="The server's --max-model-len.")],
-        kv_memory_gib: Annotated[
-            float | None,
-            typer.Option(
-                help="GPU KV cache memory over all ranks, GiB (e.g. 2 x 8.59).", callback=_params.positive
-            ),
-        ] = None,
-        cpu_offload_gib: Annotated[
-            float | None, typer.Option(help="CPU KV offload pool size, GiB.", callback=_params.positive)
-        ] = None,
-        max_num_seqs: Annotated[int | None, typer.Option(min=1, help="The server's --max-num-seqs.")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-    ) -> None:
-        """Full-length concurrency, active-sequence plan and CPU-tier size in tokens."""
-        try:
-            plan = plan_capacity(
-                gpu_kv_tokens,
-                max_model_len,
-                kv_memory_gib=kv_memory_gib,
-                cpu_offload_gib=cpu_offload_gib,
-                max_num_seqs=max_num_seqs,
-            )
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        if as_json:
-            print(plan.model_dump_json(indent=2))
-        else:
-            out.print(capacity_table(plan))
-        for warning in plan.warnings:
-            err.print(f"[yellow]warning:[/yellow] {warning}")
 
-    @app.command("kv-replay")
-    def kv_replay_cmd(
-        base_url: Annotated[
-            str,
-            typer.Option(
-                help="OpenAI-compatible base URL, e.g. http://host:8000/v1", callback=_params.http_url
-            ),
-        ],
-        model: Annotated[str, typer.Option(help="Served model name.")],
-        requests: Annotated[int, typer.Option(min=1, help="Requests in the eviction sequence.")] = 6,
-        target_tokens: Annotated[
-            int, typer.Option(min=1, help="Planned prompt tokens per request.")
-        ] = 150_000,
-        shared_prefix_tokens: Annotated[int, typer.Option(min=0, help="Tokens every prompt shares.")] = 8_000,
-        seed: Annotated[int, typer.Option(help="Prompt constructor seed.")] = 0,
-        max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens per request.")] = 16,
-        metrics_url: Annotated[
-            str | None,
-            typer.Option(
-                help="Prometheus URL (default: /metrics next to --base-url).", callback=_params.http_url
-            ),
-        ] = None,
-        gpu_kv_tokens: Annotated[
-            int | None, typer.Option(min=1, help="GPU KV tokens, if /metrics lacks them.")
-        ] = None,
-        cpu_offload_tokens: Annotated[
-            int | None, typer.Option(min=0, help="CPU tier size in tokens, if known.")
-        ] = None,
-        api_key: Annotated[str, typer.Option(envvar="OPENAI_API_KEY", help="API key.")] = "EMPTY",
-        as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON record.")] = False,
-    ) -> None:
-        """Evict a long prompt from the GPU with a sequence of others, replay it, name the tier that served it."""
-        from agentrun.serving.kvreplay import KVReplayConfig, run_kv_replay
-
-        if shared_prefix_tokens > target_tokens:
-            raise UserError("--shared-prefix-tokens cannot exceed --target-tokens")
-        cfg = KVReplayConfig(
-            base_url=base_url,
-            model=model,
-            requests=requests,
-            target_tokens=target_tokens,
-            shared_prefix_tokens=shared_prefix_tokens,
-            seed=seed,
-            max_tokens=max_tokens,
-            metrics_url=metrics_url,
-            api_key=api_key,
-            gpu_kv_tokens=gpu_kv_tokens,
-            cpu_offload_tokens=cpu_offload_tokens,
+def capacity_cmd(
+    gpu_kv_tokens: Annotated[int, typer.Option(min=1, help="'GPU KV cache size' from the startup log.")],
+    max_model_len: Annotated[int, typer.Option(min=1, help="The server's --max-model-len.")],
+    kv_memory_gib: Annotated[
+        float | None,
+        typer.Option(
+            help="GPU KV cache memory over all ranks, GiB (e.g. 2 x 8.59).", callback=_params.positive
+        ),
+    ] = None,
+    cpu_offload_gib: Annotated[
+        float | None, typer.Option(help="CPU KV offload pool size, GiB.", callback=_params.positive)
+    ] = None,
+    max_num_seqs: Annotated[int | None, typer.Option(min=1, help="The server's --max-num-seqs.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Full-length concurrency, active-sequence plan and CPU-tier size in tokens."""
+    try:
+        plan = plan_capacity(
+            gpu_kv_tokens,
+            max_model_len,
+            kv_memory_gib=kv_memory_gib,
+            cpu_offload_gib=cpu_offload_gib,
+            max_num_seqs=max_num_seqs,
         )
-        try:
-            with err.status("kv-replay") as status:
-                record = run_kv_replay(cfg, progress=lambda msg: status.update(msg))
-        except UserError:
-            raise
-        except AgentrunError as exc:
-            raise UserError(str(exc)) from None
-        for warning in record["warnings"]:
-            err.print(f"[yellow]warning:[/yellow] {warning}")
-        print(json.dumps(record, indent=2))
-        if not as_json:
-            err.print(f"verdict: [bold]{record['verdict']}[/bold]")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        print(plan.model_dump_json(indent=2))
+    else:
+        out.print(capacity_table(plan))
+    for warning in plan.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def kv_replay_cmd(
+    base_url: Annotated[
+        str,
+        typer.Option(help="OpenAI-compatible base URL, e.g. http://host:8000/v1", callback=_params.http_url),
+    ],
+    model: Annotated[str, typer.Option(help="Served model name.")],
+    requests: Annotated[int, typer.Option(min=1, help="Requests in the eviction sequence.")] = 6,
+    target_tokens: Annotated[int, typer.Option(min=1, help="Planned prompt tokens per request.")] = 150_000,
+    shared_prefix_tokens: Annotated[int, typer.Option(min=0, help="Tokens every prompt shares.")] = 8_000,
+    seed: Annotated[int, typer.Option(help="Prompt constructor seed.")] = 0,
+    max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens per request.")] = 16,
+    metrics_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Prometheus URL (default: /metrics next to --base-url).", callback=_params.http_url
+        ),
+    ] = None,
+    gpu_kv_tokens: Annotated[
+        int | None, typer.Option(min=1, help="GPU KV tokens, if /metrics lacks them.")
+    ] = None,
+    cpu_offload_tokens: Annotated[
+        int | None, typer.Option(min=0, help="CPU tier size in tokens, if known.")
+    ] = None,
+    api_key: Annotated[str, typer.Option(envvar="OPENAI_API_KEY", help="API key.")] = "EMPTY",
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON record.")] = False,
+) -> None:
+    """Evict a long prompt from the GPU with a sequence of others, replay it, name the tier that served it."""
+    from agentrun.serving.kvreplay import KVReplayConfig, run_kv_replay
+
+    if shared_prefix_tokens > target_tokens:
+        raise UserError("--shared-prefix-tokens cannot exceed --target-tokens")
+    cfg = KVReplayConfig(
+        base_url=base_url,
+        model=model,
+        requests=requests,
+        target_tokens=target_tokens,
+        shared_prefix_tokens=shared_prefix_tokens,
+        seed=seed,
+        max_tokens=max_tokens,
+        metrics_url=metrics_url,
+        api_key=api_key,
+        gpu_kv_tokens=gpu_kv_tokens,
+        cpu_offload_tokens=cpu_offload_tokens,
+    )
+    try:
+        with err.status("kv-replay") as status:
+            record = run_kv_replay(cfg, progress=lambda msg: status.update(msg))
+    except UserError:
+        raise
+    except AgentrunError as exc:
+        raise UserError(str(exc)) from None
+    for warning in record["warnings"]:
+        err.print(f"[yellow]warning:[/yellow] {warning}")
+    print(json.dumps(record, indent=2))
+    if not as_json:
+        err.print(f"verdict: [bold]{record['verdict']}[/bold]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("logstats")(logstats_cmd)
+    app.command("capacity")(capacity_cmd)
+    app.command("kv-replay")(kv_replay_cmd)

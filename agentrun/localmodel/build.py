@@ -149,6 +149,32 @@ def build_server(paths: LocalModelPaths, *, on_progress: ProgressFn, jobs: int |
     src_dir, build_dir = paths.root / "src", paths.root / "build"
     log = paths.logs_dir / "build.log"
     log.write_text(f"# llama-server build {datetime.now(UTC).isoformat()}\n")
+    source = _fetch_source(src_dir, log, on_progress)
+    on_progress(ProgressEvent("configure", "cmake configure (GGML_NATIVE=OFF, AVX2)"))
+    _run_logged(
+        ["cmake", "-S", str(source), "-B", str(build_dir), *generator, *CMAKE_FLAGS],
+        log,
+        what="cmake configure",
+    )
+    built = _compile(build_dir, log, on_progress, jobs or min(os.cpu_count() or 2, 8))
+    version = subprocess.run(
+        [str(built), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    if version.returncode != 0:
+        raise UserError(f"the built llama-server does not run: {(version.stdout + version.stderr)[-500:]}")
+    paths.server_binary.parent.mkdir(parents=True, exist_ok=True)
+    tmp = paths.server_binary.with_name("llama-server.part")
+    shutil.copy2(built, tmp)
+    os.replace(tmp, paths.server_binary)
+    record_server(paths, version=(version.stdout + version.stderr).strip().splitlines()[-2:])
+    shutil.rmtree(src_dir, ignore_errors=True)
+    shutil.rmtree(build_dir, ignore_errors=True)
+    on_progress(ProgressEvent("build", f"llama-server built: {paths.server_binary}", 1, 1))
+    return paths.server_binary
+
+
+def _fetch_source(src_dir: Path, log: Path, on_progress: ProgressFn) -> Path:
+    """The pinned sdist downloaded and unpacked (reused when there); its vendored llama.cpp folder."""
     sdist = src_dir / f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
     if not sdist.is_file():
         on_progress(ProgressEvent("sdist", f"downloading llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} sdist"))
@@ -174,14 +200,11 @@ def build_server(paths: LocalModelPaths, *, on_progress: ProgressFn, jobs: int |
             tar.extractall(src_dir, filter="data")
     if not (source / "CMakeLists.txt").is_file():
         raise UserError(f"{sdist} holds no vendor/llama.cpp; delete {src_dir} and run again")
+    return source
 
-    on_progress(ProgressEvent("configure", "cmake configure (GGML_NATIVE=OFF, AVX2)"))
-    _run_logged(
-        ["cmake", "-S", str(source), "-B", str(build_dir), *generator, *CMAKE_FLAGS],
-        log,
-        what="cmake configure",
-    )
-    jobs = jobs or min(os.cpu_count() or 2, 8)
+
+def _compile(build_dir: Path, log: Path, on_progress: ProgressFn, jobs: int) -> Path:
+    """``llama-server`` built in ``build_dir`` with progress from ninja's or make's step lines."""
     step = re.compile(r"^\[\s*(\d+)\s*/\s*(\d+)\]")  # ninja: "[12/206] Building ..."
     percent = re.compile(r"^\[\s*(\d+)%\]")  # make: "[ 12%] Building ..."
 
@@ -201,20 +224,7 @@ def build_server(paths: LocalModelPaths, *, on_progress: ProgressFn, jobs: int |
     built = build_dir / "bin" / "llama-server"
     if not built.is_file():
         raise UserError(f"the build finished but {built} is missing; see {log}")
-    version = subprocess.run(
-        [str(built), "--version"], capture_output=True, text=True, timeout=60, check=False
-    )
-    if version.returncode != 0:
-        raise UserError(f"the built llama-server does not run: {(version.stdout + version.stderr)[-500:]}")
-    paths.server_binary.parent.mkdir(parents=True, exist_ok=True)
-    tmp = paths.server_binary.with_name("llama-server.part")
-    shutil.copy2(built, tmp)
-    os.replace(tmp, paths.server_binary)
-    record_server(paths, version=(version.stdout + version.stderr).strip().splitlines()[-2:])
-    shutil.rmtree(src_dir, ignore_errors=True)
-    shutil.rmtree(build_dir, ignore_errors=True)
-    on_progress(ProgressEvent("build", f"llama-server built: {paths.server_binary}", 1, 1))
-    return paths.server_binary
+    return built
 
 
 def record_server(paths: LocalModelPaths, *, version: list[str]) -> None:

@@ -11,6 +11,7 @@ that reports cached tokens and serves ``/metrics``. Everything it says is labell
 
     script.py     Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task
     server.py     ReplayServer and its hook protocols (TurnMutator, PromptCache)
+    reply.py      Reply: a turn as the deltas, finish reason and usage a vLLM server would send
     faults.py     FaultInjector: seeded faults the way real model families get tool calls wrong
     textcalls.py  render_text_calls: tool calls written as text, per model family
     kvsim.py      KVCacheSimulator: a two-tier (GPU + CPU offload) vLLM prefix cache on /metrics

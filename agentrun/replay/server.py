@@ -18,7 +18,6 @@ every content, reasoning or argument delta and every tool-call header counts as 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import socket
 import threading
@@ -28,7 +27,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from agentrun.replay.script import LABEL, MAX_RETRIES, Script, ScriptTurn, plan_turn, tokenize
+from agentrun.replay.reply import Reply, prompt_tokens
+from agentrun.replay.script import LABEL, MAX_RETRIES, Script, ScriptTurn, plan_turn
 
 __all__ = ["PromptCache", "ReplayServer", "RequestRecord", "TurnMutator"]
 
@@ -69,72 +69,6 @@ class RequestRecord:
     completion_tokens: int
     cached_tokens: int | None
     finish_reason: str
-
-
-class _Reply:
-    """The deltas of one turn, cut at ``max_tokens``, with the numbers the usage reports."""
-
-    def __init__(self, turn: ScriptTurn, *, call_prefix: str, max_tokens: int | None) -> None:
-        deltas: list[dict[str, Any]] = []
-        for piece in tokenize(turn.reasoning or ""):
-            deltas.append({"reasoning": piece, "reasoning_content": piece})
-        deltas.extend({"content": piece} for piece in tokenize(turn.content or ""))
-        for i, call in enumerate(turn.tool_calls):
-            head = {"index": i, "id": f"{call_prefix}{i}", "type": "function"}
-            deltas.append({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
-            deltas.extend(
-                {"tool_calls": [{"index": i, "function": {"arguments": piece}}]}
-                for piece in tokenize(call.arguments_text())
-            )
-        truncated = max_tokens is not None and len(deltas) > max_tokens
-        self.deltas = deltas[:max_tokens] if truncated else deltas
-        if truncated:
-            self.finish_reason = "length"
-        else:
-            self.finish_reason = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
-        self.reasoning_tokens = sum(1 for d in self.deltas if "reasoning" in d)
-        self.completion_tokens = (
-            turn.usage_completion_tokens if turn.usage_completion_tokens is not None else len(self.deltas)
-        )
-
-    def message(self) -> dict[str, Any]:
-        """The whole reply as a non-streaming ``message``."""
-        content, reasoning, calls = [], [], {}  # type: ignore[var-annotated]
-        for d in self.deltas:
-            reasoning.append(d.get("reasoning") or "")
-            content.append(d.get("content") or "")
-            for piece in d.get("tool_calls", ()):
-                call = calls.setdefault(piece["index"], {"type": "function", "function": {"arguments": ""}})
-                call.setdefault("id", piece.get("id"))
-                call["function"].setdefault("name", piece["function"].get("name"))
-                call["function"]["arguments"] += piece["function"]["arguments"]
-        text = "".join(reasoning) or None
-        out: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
-        out.update(reasoning=text, reasoning_content=text)
-        out["tool_calls"] = [calls[i] for i in sorted(calls)]
-        return out
-
-
-@functools.lru_cache(maxsize=1024)
-def _tokens(text: str) -> tuple[str, ...]:
-    """``tokenize``, remembered: history is append-only, so most texts were seen last request."""
-    return tuple(tokenize(text))
-
-
-def _prompt_tokens(body: dict[str, Any]) -> list[str]:
-    tokens: list[str] = []
-    if body.get("tools"):
-        tokens += _tokens(json.dumps(body["tools"], ensure_ascii=False))
-    for message in body.get("messages") or ():
-        tokens.append(f"<|{message.get('role')}|>")
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        tokens += _tokens(content or "")
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            tokens += _tokens(str(function.get("name", "")) + str(function.get("arguments", "")))
-    return tokens
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -230,8 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
             turn = owner.fault_injector.mutate(turn, body["messages"], plan.index)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         seq = owner._count("chat_seq")
-        reply = _Reply(turn, call_prefix=f"call_{plan.index}_{plan.attempt}_", max_tokens=max_tokens)
-        prompt = _prompt_tokens(body)
+        reply = Reply(turn, call_prefix=f"call_{plan.index}_{plan.attempt}_", max_tokens=max_tokens)
+        prompt = prompt_tokens(body)
         cached = owner.cache.on_request(prompt, reply.completion_tokens) if owner.cache is not None else None
         on_finish = getattr(owner.cache, "on_finish", None)
         self._produced = 0  # completion tokens produced so far; on_finish gets the final count
@@ -247,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
         turn_index: int,
         attempt: int,
         seq: int,
-        reply: _Reply,
+        reply: Reply,
         prompt: list[str],
         cached: int | None,
         t0: float,
@@ -289,7 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
             }
             self._json(200, {**head, "object": "chat.completion", "choices": [choice], "usage": usage})
 
-    def _stream(self, reply: _Reply, head: dict[str, Any], usage: dict[str, Any] | None, t0: float) -> None:
+    def _stream(self, reply: Reply, head: dict[str, Any], usage: dict[str, Any] | None, t0: float) -> None:
         owner = self.server.owner
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

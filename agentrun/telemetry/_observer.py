@@ -14,27 +14,19 @@ several runs in one process (compare, trials) keep separate resources and export
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    SimpleSpanProcessor,
     SpanExporter,
-    SpanProcessor,
 )
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
-from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 from opentelemetry.semconv.attributes import error_attributes, exception_attributes, server_attributes
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, format_span_id, format_trace_id
 from opentelemetry.util.types import AttributeValue
@@ -44,7 +36,7 @@ from agentrun.observer import SpanIds
 from agentrun.telemetry import _content as content
 from agentrun.telemetry import _retries as retries
 from agentrun.telemetry._config import TelemetryConfig
-from agentrun.telemetry._export import JsonlSpanExporter, log, otlp_metric_exporter, otlp_span_exporter
+from agentrun.telemetry._providers import Providers
 
 AGENT_NAME = "agentrun"
 PROVIDER = gen_ai.GenAiProviderNameValues.OPENAI.value  # the client's view of any OpenAI-compatible server
@@ -55,11 +47,6 @@ CACHED_TOKENS_ATTRIBUTE: str = getattr(
 )
 REASONING_TOKENS_ATTRIBUTE: str = getattr(
     gen_ai, "GEN_AI_USAGE_REASONING_OUTPUT_TOKENS", "agentrun.usage.reasoning_tokens"
-)
-TTFC_METRIC: str = getattr(
-    gen_ai_metrics,
-    "GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK",
-    "agentrun.client.operation.time_to_first_chunk",
 )
 _PROVIDER_ATTRIBUTE: str = getattr(gen_ai, "GEN_AI_PROVIDER_NAME", gen_ai.GEN_AI_SYSTEM)
 _REQUEST_PARAMS = {
@@ -74,10 +61,7 @@ _REQUEST_PARAMS = {
     "stop": gen_ai.GEN_AI_REQUEST_STOP_SEQUENCES,
     "stream": gen_ai.GEN_AI_REQUEST_STREAM,
 }
-_TOKEN_BUCKETS = [4.0**i for i in range(14)]  # 1 .. 67108864, as the conventions advise
-_DURATION_BUCKETS = [0.01 * 2**i for i in range(14)]  # 0.01 .. 81.92 s
 _REPAIR_TEXT_LIMIT = 512
-_EXPORT_INTERVAL_MS = 30_000
 # stop reasons that mean the run failed even when the runner passes no exception
 _FAILED_STOP_REASONS = frozenset({"error", "model_error", "interrupted"})
 
@@ -126,51 +110,12 @@ class OTelObserver:
         self._task, self._mode, self._model, self._run_id = task, mode, model, run_id
         self._server = _server(base_url)
         self._redact = content.Redactor([*config.secrets, *config.headers.values()])
-        resource = Resource.create({SERVICE_NAME: config.service_name, **config.resource_attributes})
-
-        self._jsonl = SimpleSpanProcessor(JsonlSpanExporter(config.jsonl_path))
-        self._tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
-        self._tracer_provider.add_span_processor(self._jsonl)
-        for exporter in span_exporters:
-            self._tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-        otlp_spans = otlp_span_exporter(config, self._redact)
-        if otlp_spans is not None:
-            timeout_ms = int(config.export_timeout_s * 1000)
-            batch: SpanProcessor = BatchSpanProcessor(otlp_spans, export_timeout_millis=timeout_ms)
-            self._tracer_provider.add_span_processor(batch)
-        self._tracer = self._tracer_provider.get_tracer("agentrun.telemetry")
-
-        readers = list(metric_readers)
-        otlp_metrics = otlp_metric_exporter(config, self._redact)
-        if otlp_metrics is not None:
-            readers.append(
-                PeriodicExportingMetricReader(
-                    otlp_metrics,
-                    export_interval_millis=_EXPORT_INTERVAL_MS,
-                    export_timeout_millis=config.export_timeout_s * 1000,
-                )
-            )
-        self._meter_provider = MeterProvider(
-            resource=resource, metric_readers=readers, shutdown_on_exit=False
-        )
-        meter = self._meter_provider.get_meter("agentrun.telemetry")
-        self._token_usage = meter.create_histogram(
-            gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE,
-            unit="{token}",
-            description="Number of input and output tokens used.",
-            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
-        )
-        self._duration = meter.create_histogram(
-            gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION,
-            unit="s",
-            description="GenAI operation duration.",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
-        )
-        self._ttfc = meter.create_histogram(
-            TTFC_METRIC,
-            unit="s",
-            description="Time to receive the first chunk of a streamed response.",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        self._providers = Providers.build(config, self._redact, span_exporters, metric_readers)
+        self._tracer = self._providers.tracer
+        self._token_usage, self._duration, self._ttfc = (
+            self._providers.token_usage,
+            self._providers.duration,
+            self._providers.ttfc,
         )
 
         self._agent: Span | None = None
@@ -443,8 +388,7 @@ class OTelObserver:
             self._fail(self._agent, "interrupted")
             self._agent.end()
             self._agent = None
-        self._jsonl.shutdown()  # complete on disk before anything that might block
-        self._bounded(self._finish_traces, self._finish_metrics)
+        self._providers.shutdown()
 
     # -- ending ---------------------------------------------------------------------------
 
@@ -454,29 +398,3 @@ class OTelObserver:
         for span in open_spans:
             self._fail(span, error_type)
             span.end()
-
-    def _finish_traces(self) -> None:
-        self._tracer_provider.force_flush(int(self.config.flush_timeout_s * 1000))
-        self._tracer_provider.shutdown()
-
-    def _finish_metrics(self) -> None:
-        # shutdown collects and exports one last time; a force_flush first would export twice
-        self._meter_provider.shutdown(self.config.flush_timeout_s * 1000)
-
-    def _bounded(self, *jobs: Callable[[], None]) -> None:
-        """Run ``jobs`` in parallel daemon threads; give up waiting after ``flush_timeout_s``."""
-        threads = [threading.Thread(target=self._guarded, args=(job,), daemon=True) for job in jobs]
-        for thread in threads:
-            thread.start()
-        deadline = time.monotonic() + self.config.flush_timeout_s
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        if any(t.is_alive() for t in threads):
-            log.debug("telemetry: export still running after %.1fs; not waiting", self.config.flush_timeout_s)
-
-    @staticmethod
-    def _guarded(job: Callable[[], None]) -> None:
-        try:
-            job()
-        except Exception:
-            log.debug("telemetry: flush failed", exc_info=True)
