@@ -57,39 +57,42 @@ def _announcement(server: Any, *, ttft: float, token_delay: float, seed: int) ->
     return text + ". Ctrl-C stops it."
 
 
+TaskOpt = Annotated[str | None, typer.Option("--task", help="play the reference solution of this task")]
+Ttft = Annotated[
+    float,
+    typer.Option(
+        "--ttft", min=0.0, help="seconds before the first output token", callback=_params.finite_delay
+    ),
+]
+TokenDelay = Annotated[
+    float,
+    typer.Option(
+        "--token-delay", min=0.0, help="seconds between output tokens", callback=_params.finite_delay
+    ),
+]
+Faults = Annotated[float, typer.Option(min=0.0, max=1.0, help="rate of injected tool-call faults (0..1)")]
+KvGpuTokens = Annotated[
+    int, typer.Option(min=0, help="simulated vLLM GPU KV cache (tokens); 0 turns the cache simulator off")
+]
+KvLog = Annotated[
+    Path | None, typer.Option(help="write vLLM-format log lines here", callback=_params.output_file)
+]
+
+
 def serve(
-    task: Annotated[
-        str | None, typer.Option("--task", help="play the reference solution of this task")
-    ] = None,
+    task: TaskOpt = None,
     script: Annotated[Path | None, typer.Option("--script", help="play this script (JSON)")] = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="port (0 picks a free one)")] = 8000,
-    ttft: Annotated[
-        float,
-        typer.Option(
-            "--ttft", min=0.0, help="seconds before the first output token", callback=_params.finite_delay
-        ),
-    ] = 0.05,
-    token_delay: Annotated[
-        float,
-        typer.Option(
-            "--token-delay", min=0.0, help="seconds between output tokens", callback=_params.finite_delay
-        ),
-    ] = 0.002,
+    ttft: Ttft = 0.05,
+    token_delay: TokenDelay = 0.002,
     model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
-    faults: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="rate of injected tool-call faults (0..1)")
-    ] = 0.0,
+    faults: Faults = 0.0,
     fault_mix: Annotated[_params.FaultMixName, typer.Option(help="which model family's faults")] = "mixed",
     seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
-    kv_gpu_tokens: Annotated[
-        int,
-        typer.Option(min=0, help="simulated vLLM GPU KV cache (tokens); 0 turns the cache simulator off"),
-    ] = GPU_KV_TOKENS,
+    kv_gpu_tokens: KvGpuTokens = GPU_KV_TOKENS,
     kv_cpu_tokens: Annotated[int, typer.Option(min=0, help="simulated CPU KV-offload tier (tokens)")] = 0,
-    kv_log: Annotated[
-        Path | None, typer.Option(help="write vLLM-format log lines here", callback=_params.output_file)
-    ] = None,
+    kv_log: KvLog = None,
 ) -> None:
     """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
     loaded = _load_script(task, script, model)

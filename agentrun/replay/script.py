@@ -222,6 +222,34 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
         except UnicodeDecodeError:
             continue  # write_file carries text; binary reference files are left out
     max_turns = task.config.agentrun.max_turns
+    steps = _steps(root, files, max_turns)
+    # turns: a look around, per batch a write (and a compile check of its Python files), tests, answer
+    per_turn = max(1, math.ceil(len(steps) / max(1, (max_turns - 3) // 2)))
+    turns = [
+        ScriptTurn(
+            reasoning="First I look at what is already in the workspace.",
+            tool_calls=[ScriptCall(name="list_files", arguments={"pattern": "**/*"})],
+        ),
+        *_work_turns(steps, per_turn),
+    ]
+    command = task.config.agentrun.own_tests_command or "python -m pytest -q"
+    turns.append(
+        ScriptTurn(
+            reasoning="All files are written; now I run the tests.",
+            tool_calls=[ScriptCall(name="run_shell", arguments={"command": command})],
+        )
+    )
+    turns.append(
+        ScriptTurn(
+            reasoning="The tests ran; I can finish.",
+            content=f"I implemented the task ({len(files)} files written) and ran its tests.",
+        )
+    )
+    return Script(turns=turns, model_name=model_name)
+
+
+def _steps(root: Path, files: list[tuple[str, str]], max_turns: int) -> list[ScriptCall]:
+    """The calls that write the solution: built up in parts when the turn budget allows, else whole."""
     steps = [call for rel, text in files for call in _incremental_writes(rel, text)]
     if not files and (root / "solve.sh").is_file():  # a Harbor task whose solution is a script:
         # typed into the shell, as an agent types commands (it runs in the workdir, as solve.sh does)
@@ -230,14 +258,12 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
         steps = [
             ScriptCall(name="write_file", arguments={"path": rel, "content": text}) for rel, text in files
         ]
-    # turns: a look around, per batch a write (and a compile check of its Python files), tests, answer
-    per_turn = max(1, math.ceil(len(steps) / max(1, (max_turns - 3) // 2)))
-    turns = [
-        ScriptTurn(
-            reasoning="First I look at what is already in the workspace.",
-            tool_calls=[ScriptCall(name="list_files", arguments={"pattern": "**/*"})],
-        )
-    ]
+    return steps
+
+
+def _work_turns(steps: list[ScriptCall], per_turn: int) -> list[ScriptTurn]:
+    """``per_turn`` steps a turn, each batch followed by a compile check of the Python files it touched."""
+    turns: list[ScriptTurn] = []
     for start in range(0, len(steps), per_turn):
         batch = steps[start : start + per_turn]
         paths = list(
@@ -256,17 +282,4 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
                 name="run_shell", arguments={"command": f"python -m py_compile {' '.join(python)}"}
             )
             turns.append(ScriptTurn(reasoning="Let me check that it compiles.", tool_calls=[check]))
-    command = task.config.agentrun.own_tests_command or "python -m pytest -q"
-    turns.append(
-        ScriptTurn(
-            reasoning="All files are written; now I run the tests.",
-            tool_calls=[ScriptCall(name="run_shell", arguments={"command": command})],
-        )
-    )
-    turns.append(
-        ScriptTurn(
-            reasoning="The tests ran; I can finish.",
-            content=f"I implemented the task ({len(files)} files written) and ran its tests.",
-        )
-    )
-    return Script(turns=turns, model_name=model_name)
+    return turns
