@@ -57,8 +57,14 @@ def latency_plot(rows: list[runview.RequestRow], pid: str) -> Plot:
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(name="TTFT", x=x, y=[r.ttft_s for r in rows], mode="lines+markers", text=hover))
     fig.add_trace(
-        go.Scatter(
-            name="first visible token", x=x, y=[r.ttfvt_s for r in rows], mode="lines+markers", text=hover
+        go.Scatter(  # dashed with open markers: without reasoning it lies on the TTFT line
+            name="first visible token",
+            x=x,
+            y=[r.ttfvt_s for r in rows],
+            mode="lines+markers",
+            text=hover,
+            line={"dash": "dash"},
+            marker={"symbol": "circle-open", "size": 10},
         )
     )
     fig.add_trace(
