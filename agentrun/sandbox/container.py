@@ -145,13 +145,16 @@ def exec_with_stdin(
 
 def untar_into(api: Any, container_id: str, dest: str, tar: bytes, *, user: str) -> None:
     """Unpack a tar inside the container as ``user`` (the archive API cannot see tmpfs mounts)."""
-    code, output = exec_with_stdin(
-        api,
-        container_id,
-        ["sh", "-c", 'mkdir -p "$1" && tar -xf - -C "$1" --no-same-owner', "sh", dest],
-        tar,
-        user=user,
-    )
+    try:
+        code, output = exec_with_stdin(
+            api,
+            container_id,
+            ["sh", "-c", 'mkdir -p "$1" && tar -xf - -C "$1" --no-same-owner', "sh", dest],
+            tar,
+            user=user,
+        )
+    except (APIError, DockerException, OSError) as exc:
+        raise SandboxError(f"could not unpack into {dest} in the sandbox: {exc}") from exc
     if code != 0:
         raise SandboxError(f"could not unpack into {dest} in the sandbox: {output.strip()[:300]}")
 
@@ -162,6 +165,8 @@ def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ
         stream, info = container.get_archive(path)
     except NotFound:  # maybe on a tmpfs, which the archive API cannot see
         return _cat(container, path, user, max_bytes)
+    except (APIError, DockerException) as exc:
+        raise SandboxError(f"could not read {path} in {container.name}: {exc}") from exc
     if int(info.get("size", 0)) > max_bytes:
         raise SandboxError(f"{path} is {info['size']} bytes, more than {max_bytes} are not read")
     data = bytearray()
@@ -182,7 +187,10 @@ def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ
 
 def _cat(container: Any, path: str, user: str, max_bytes: int) -> bytes:
     argv = ["head", "-c", str(max_bytes + 1), "--", path]
-    code, (out, err) = container.exec_run(argv, user=user, demux=True)
+    try:
+        code, (out, err) = container.exec_run(argv, user=user, demux=True)
+    except (APIError, DockerException) as exc:  # e.g. the container has stopped
+        raise SandboxError(f"could not read {path} in {container.name}: {exc}") from exc
     if code != 0:
         raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
     if len(out or b"") > max_bytes:
@@ -198,13 +206,19 @@ def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None
     Raises ``SandboxError`` if any is still there after ``attempts`` passes.
     """
     left = ""
-    for _ in range(attempts):
-        container.exec_run(["sh", "-c", "kill -9 -1 2>/dev/null; true"], user=user)
-        code, output = container.exec_run(["python3", "-I", "-c", _LIST_MINE], user=user)
-        left = (output or b"").decode(errors="replace").strip()
-        if code == 0 and not left:
-            return
-        time.sleep(0.1)
+    try:
+        container.reload()
+        if container.status != "running":
+            return  # a stopped container has no processes left
+        for _ in range(attempts):
+            container.exec_run(["sh", "-c", "kill -9 -1 2>/dev/null; true"], user=user)
+            code, output = container.exec_run(["python3", "-I", "-c", _LIST_MINE], user=user)
+            left = (output or b"").decode(errors="replace").strip()
+            if code == 0 and not left:
+                return
+            time.sleep(0.1)
+    except (APIError, DockerException) as exc:
+        raise SandboxError(f"could not stop the processes of {user} in {container.name}: {exc}") from exc
     raise SandboxError(f"processes of {user} in {container.name} survive SIGKILL: {left[:300]}")
 
 

@@ -85,6 +85,7 @@ class DockerSandbox:
         self.shell_timeout_max = DEFAULT_SHELL_TIMEOUT_MAX
         self._lock = threading.Lock()
         self._channel: Channel | None = None
+        self._verifiers: list[DockerVerifier] = []  # closed with the sandbox, whatever happens
         self._closed = False
         self._keep_root = False
         atexit.register(self.close)
@@ -311,6 +312,8 @@ class DockerSandbox:
         self._closed = True
         atexit.unregister(self.close)
         self._drop_channel()
+        for verifier in self._verifiers:
+            verifier.close()
         with contextlib.suppress(NotFound, APIError, DockerException):
             self.container.remove(force=True)
         if not self._keep_root:

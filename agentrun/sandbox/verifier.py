@@ -56,23 +56,10 @@ class DockerVerifier:
         env: dict[str, str] | None = None,
     ) -> DockerVerifier:
         """Start the container (``limits``: ``container.locked_down`` options) and unpack ``workspace``."""
-        container = client.containers.run(
-            image,
-            command=["sleep", "infinity"],
-            name=f"agentrun-verify-{ct.slug(run_id)}-{secrets.token_hex(3)}",
-            detach=True,
-            user=ct.KEEPER_USER,
-            working_dir="/workspace",
-            environment={"HOME": "/tmp", **(env or {})},
-            labels={ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, f"{ct.LABEL}.role": "verifier"},
-            tmpfs={
-                "/tmp": ct.tmpfs_options("1g"),
-                "/workspace": ct.tmpfs_options("2g", uid=VERIFIER_UID),
-                "/logs": ct.tmpfs_options("256m", uid=VERIFIER_UID),
-            },
-            mounts=[Mount("/tests", None, type="volume", no_copy=True)],
-            **limits,
-        )
+        try:
+            container = _run(client, image, run_id, limits, env or {})
+        except (APIError, DockerException) as exc:
+            raise SandboxError(f"could not start the verifier container from {image}: {exc}") from exc
         verifier = cls(client, container)
         try:
             ct.untar_into(client.api, container.id, "/workspace", workspace, user=VERIFIER_USER)
@@ -134,3 +121,26 @@ def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uname = info.gname = ""
     info.mode = 0o755 if info.isdir() else (0o755 if info.mode & 0o111 else 0o644)
     return info
+
+
+def _run(
+    client: docker.DockerClient, image: str, run_id: str, limits: dict[str, Any], env: dict[str, str]
+) -> Any:
+    """The container: labelled with the run (``prune`` finds it), no bind mount at all."""
+    return client.containers.run(
+        image,
+        command=["sleep", "infinity"],
+        name=f"agentrun-verify-{ct.slug(run_id)}-{secrets.token_hex(3)}",
+        detach=True,
+        user=ct.KEEPER_USER,
+        working_dir="/workspace",
+        environment={"HOME": "/tmp", **env},
+        labels={ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, f"{ct.LABEL}.role": "verifier"},
+        tmpfs={
+            "/tmp": ct.tmpfs_options("1g"),
+            "/workspace": ct.tmpfs_options("2g", uid=VERIFIER_UID),
+            "/logs": ct.tmpfs_options("256m", uid=VERIFIER_UID),
+        },
+        mounts=[Mount("/tests", None, type="volume", no_copy=True)],
+        **limits,
+    )

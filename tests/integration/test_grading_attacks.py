@@ -136,3 +136,11 @@ def test_the_oracle_still_passes(sandbox: DockerSandbox, task: TaskSpec) -> None
         write(sandbox, path.relative_to(task.solution_dir).as_posix(), path.read_text())
     graded = grading.grade(task, sandbox)
     assert graded.verdict == "graded" and graded.hidden_tests.passed == 16 and graded.reward == 1.0
+
+
+def test_a_dead_agent_container_is_still_graded(sandbox: DockerSandbox, task: TaskSpec) -> None:
+    for path in sorted(p for p in task.solution_dir.rglob("*.py")):
+        write(sandbox, path.relative_to(task.solution_dir).as_posix(), path.read_text())
+    sandbox.container.kill()
+    graded = grading.grade(task, sandbox)
+    assert graded.hidden_tests.passed == 16 and "could not run" in graded.own_output_tail

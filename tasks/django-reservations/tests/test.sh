@@ -11,7 +11,7 @@ JUNIT="${JUNIT:-/logs/verifier/junit.xml}"
 REWARD="${REWARD:-/logs/verifier/reward.txt}"
 # -I: neither the working folder nor PYTHON* variables reach sys.path, so a pytest.py or
 # sitecustomize.py in the workspace cannot stand in for pytest; pytest adds the workspace
-# itself, after it is loaded. No plugin autoload (pytest.ini names pytest_django): a
+# itself, after it is loaded. No plugin autoload (pytest.ini names pytest_django.plugin): a
 # *.dist-info in the workspace would be one.
 python -I -m pytest -q -c "$TESTS_DIR/pytest.ini" --rootdir="$TESTS_DIR" -o pythonpath="$WORKSPACE" \
   --junitxml="$JUNIT" "$TESTS_DIR"
