@@ -269,7 +269,8 @@ def decode_json(text: str) -> Decoded:
     text = text.strip()
     if not text:
         return out
-    if nesting_depth(text) > MAX_JSON_DEPTH:
+    brackets = text.count("{") + text.count("[")  # C-fast bound: the char loop only when it could matter
+    if brackets > MAX_JSON_DEPTH and nesting_depth(text) > MAX_JSON_DEPTH:
         return out  # no tool takes that; parsing it would exhaust the recursion limit
     try:
         out.values = [json.loads(text)]
