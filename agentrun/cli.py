@@ -43,14 +43,8 @@ app = typer.Typer(
 
 
 def _register_all() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # that area is not built yet
-                continue
-            raise
-        module.register(app)
+    for name in COMMAND_MODULES:  # a module that fails to import is a broken install: let it raise
+        importlib.import_module(name).register(app)
 
 
 _register_all()

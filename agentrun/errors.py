@@ -12,14 +12,15 @@
     ├── ModelAPIError             the model API refused a request (4xx other than 429),
     │   │                         or transient failures outlasted the retry budget
     │   └── DeadlineExceeded      the caller's deadline passed before the model answered
-    ├── SandboxError              the sandbox broke (container died, channel closed)
-    └── LimitReached              a run limit (turns, tokens, wall time) ended the loop
+    └── SandboxError              the sandbox broke (container died, channel closed)
 
 Every message is scrubbed of registered secrets (``agentrun.secrets``) when the error is
 made, so a server that echoes the API key cannot put it on the console or in result.json.
 
 Errors *shown to the model* are not exceptions: a failed tool call becomes a
-``ToolResult`` with ``error`` set to a ``ToolErrorKind`` and the run goes on.
+``ToolResult`` with ``error`` set to a ``ToolErrorKind`` and the run goes on. Nor are run
+limits (turns, tokens, wall time): the loop ends with ``agent.Stop`` and its reason goes into
+the result.
 """
 
 from __future__ import annotations
@@ -86,11 +87,3 @@ class DeadlineExceeded(ModelAPIError):
 
 class SandboxError(AgentrunError):
     """The sandbox failed underneath a run (container gone, channel closed)."""
-
-
-class LimitReached(AgentrunError):
-    """A run limit ended the agent loop; ``reason`` names it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

@@ -1,4 +1,4 @@
-"""Tool specs: what the model is offered, and how its arguments are checked.
+"""Tool specs: what the model is offered, derived from the typed tool functions.
 
 ``ToolSpec`` is plain data (name, description, JSON schema), so the repair pipeline can
 work on any OpenAI ``tools`` array as well as on agentrun's own tools, whose specs are
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from agentrun.errors import ToolErrorKind
 from agentrun.paths import data_dir
@@ -153,117 +153,10 @@ def spec_from_function(fn: Callable[..., Any]) -> ToolSpec:
 
 
 @functools.cache
-def _builtin() -> tuple[tuple[ToolSpec, ...], dict[str, type[BaseModel]]]:
-    functions = load_builtin_module().TOOLS
-    specs = tuple(spec_from_function(fn) for fn in functions)
-    return specs, {fn.__name__: arguments_model(fn) for fn in functions}
+def _builtin() -> tuple[ToolSpec, ...]:
+    return tuple(spec_from_function(fn) for fn in load_builtin_module().TOOLS)
 
 
 def builtin_specs() -> list[ToolSpec]:
     """Specs of the tools in ``tools/builtin.py``, in the order of its ``TOOLS`` list."""
-    return list(_builtin()[0])
-
-
-def validate_arguments(
-    spec_or_name: ToolSpec | str, args: dict[str, Any], *, strict: bool = True
-) -> dict[str, Any]:
-    """Check ``args`` against a tool's parameters; return them (as given) or raise ``ArgumentError``.
-
-    ``strict`` (the default) takes JSON types as they are: "5" is not an integer. Coercing
-    such values is a repair, and the repair pipeline records it. For a ``ToolSpec`` that is
-    not one of ours (from any OpenAI ``tools`` array), required and unknown names and the
-    JSON types of top-level properties are checked.
-    """
-    name = spec_or_name if isinstance(spec_or_name, str) else spec_or_name.name
-    models = _builtin()[1]
-    if not isinstance(args, dict):
-        raise ArgumentError(f"{name}: arguments must be a JSON object, got {type(args).__name__}", tool=name)
-    if name in models:
-        try:
-            models[name].model_validate(args, strict=strict)
-        except ValidationError as exc:
-            try:
-                explained = _explain(exc, models[name])
-            except RecursionError:  # the offending value is nested too deep to print
-                explained = "arguments are nested too deeply; send flat values"
-            raise ArgumentError(f"{name}: {explained}", tool=name) from None
-        return dict(args)
-    if isinstance(spec_or_name, str):
-        known = ", ".join(models)
-        raise ArgumentError(f"unknown tool {name!r}; available: {known}", tool=name, kind="unknown_tool")
-    problem = _check_json_schema(spec_or_name.parameters, args)
-    if problem:
-        raise ArgumentError(f"{name}: {problem}", tool=name)
-    return dict(args)
-
-
-def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
-    schema = model.model_json_schema()["properties"]
-    problems = []
-    for error in exc.errors():
-        field = ".".join(str(part) for part in error["loc"]) or "arguments"
-        expected = _type_words(schema.get(str(error["loc"][0]), {})) if error["loc"] else "an object"
-        if error["type"] == "missing":
-            problems.append(f"missing required argument {field!r} ({expected})")
-        elif error["type"] == "extra_forbidden":
-            problems.append(f"unexpected argument {field!r}; this tool takes: {', '.join(schema)}")
-        else:
-            problems.append(
-                f"argument {field!r} should be {expected}, got {error['input']!r} ({error['msg']})"
-            )
-    return "; ".join(problems)
-
-
-_JSON_WORDS = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "array": "an array",
-    "object": "an object",
-    "null": "null",
-}
-
-
-def _type_words(schema: dict[str, Any]) -> str:
-    options = schema.get("anyOf") or [schema]
-    words = [
-        _JSON_WORDS.get(str(option.get("type")), str(option.get("type", "any value"))) for option in options
-    ]
-    return " or ".join(words)
-
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-    "null": (type(None),),
-}
-
-
-def _check_json_schema(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
-    properties = schema.get("properties", {})
-    missing = [key for key in schema.get("required", []) if key not in args]
-    if missing:
-        return f"missing required argument {missing[0]!r} ({_type_words(properties.get(missing[0], {}))})"
-    for key, value in args.items():
-        if key not in properties:
-            if schema.get("additionalProperties") is False:
-                return f"unexpected argument {key!r}; this tool takes: {', '.join(properties)}"
-            continue
-        options = properties[key].get("anyOf") or [properties[key]]
-        types = [option.get("type") for option in options]
-        if any(t is None for t in types):
-            continue
-        flat = [t for entry in types for t in (entry if isinstance(entry, list) else [entry])]
-        fits = any(
-            isinstance(value, _JSON_TYPES.get(t, object))
-            and not (isinstance(value, bool) and t in ("integer", "number"))
-            for t in flat
-        )
-        if not fits:
-            return f"argument {key!r} should be {_type_words(properties[key])}, got {value!r}"
-    return None
+    return list(_builtin())

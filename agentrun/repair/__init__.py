@@ -15,7 +15,6 @@ from agentrun.repair.history import sanitize_history
 from agentrun.repair.pipeline import correct, validate_direct
 from agentrun.repair.result import (
     REASONING_ONLY_NUDGE,
-    TRUNCATED_NUDGE,
     Correction,
     RetryBudget,
     ToolRejection,
@@ -23,7 +22,6 @@ from agentrun.repair.result import (
 
 __all__ = [
     "REASONING_ONLY_NUDGE",
-    "TRUNCATED_NUDGE",
     "Correction",
     "RetryBudget",
     "ToolRejection",

@@ -12,7 +12,6 @@ from agentrun.messages import Message, ParsedCall, RepairEvent, ToolCall
 
 __all__ = [
     "REASONING_ONLY_NUDGE",
-    "TRUNCATED_NUDGE",
     "Correction",
     "RejectionReason",
     "RetryBudget",
@@ -24,11 +23,6 @@ RejectionReason = Literal["unknown_tool", "invalid_json", "schema", "truncated"]
 REASONING_ONLY_NUDGE = (
     "Your last reply had no visible answer and no tool call. "
     "Continue: call one of the tools to make progress, or give your final answer."
-)
-TRUNCATED_NUDGE = (
-    "Your last reply was cut off at the output token limit before the tool call was complete, "
-    "so it was not run. Send the call again, shorter: split a large file into several "
-    "write_file/edit_file calls."
 )
 
 
@@ -79,15 +73,6 @@ class Correction:
     reasoning_only: bool = False
     reasoning: str | None = field(default=None, repr=False)
 
-    @property
-    def nudge(self) -> str | None:
-        """The user message to send when the reply has to be re-asked, if any."""
-        if self.truncated:
-            return TRUNCATED_NUDGE
-        if self.reasoning_only:
-            return REASONING_ONLY_NUDGE
-        return None
-
     def counts(self) -> dict[str, int]:
         """Repair events by kind, for results and spans."""
         return dict(Counter(e.kind for e in self.events))
@@ -103,15 +88,6 @@ class Correction:
         return Message(
             role="assistant", content=self.content, reasoning=self.reasoning, tool_calls=tuple(calls)
         )
-
-    def rejection_messages(self) -> list[Message]:
-        """One tool-role message per rejected call, telling the model what to fix."""
-        return [
-            Message(
-                role="tool", content=f"ERROR: {r.message}", tool_call_id=r.call_id, name=r.tool_name or None
-            )
-            for r in self.rejected
-        ]
 
 
 def valid_json_or_empty(text: str) -> str:

@@ -1,17 +1,13 @@
-"""Tool specs derived from tools/builtin.py, and argument validation."""
+"""Tool specs derived from tools/builtin.py."""
 
 from __future__ import annotations
 
-import pytest
-
 from agentrun.toolset import (
-    ArgumentError,
     ToolSpec,
     builtin_specs,
     load_builtin_module,
     parse_docstring,
     spec_from_function,
-    validate_arguments,
 )
 
 
@@ -69,55 +65,6 @@ def test_docstring_parsing_handles_wrapped_args() -> None:
         "description": "The title, wrapped onto a second line.",
         "type": "string",
     }
-
-
-def test_valid_arguments_pass_unchanged() -> None:
-    args = {"path": "a.py", "start_line": 3}
-    assert validate_arguments("read_file", args) == args
-    assert validate_arguments(by_name()["run_shell"], {"command": "ls", "timeout": 5}) == {
-        "command": "ls",
-        "timeout": 5,
-    }
-
-
-@pytest.mark.parametrize(
-    ("name", "args", "words"),
-    [
-        ("read_file", {}, ["missing required argument 'path'", "a string"]),
-        ("read_file", {"path": "a", "start_line": "3"}, ["'start_line'", "an integer or null", "'3'"]),
-        ("write_file", {"path": "a", "content": 5}, ["'content'", "a string"]),
-        ("run_shell", {"command": "ls", "cwd": "/"}, ["unexpected argument 'cwd'", "command, timeout"]),
-        ("run_shell", {"command": "ls", "timeout": "fast"}, ["'timeout'", "a number"]),
-    ],
-)
-def test_validation_error_names_field_and_expectation(name: str, args: dict, words: list[str]) -> None:
-    with pytest.raises(ArgumentError) as info:
-        validate_arguments(name, args)
-    assert info.value.kind == "validation" and info.value.tool == name
-    for word in words:
-        assert word in str(info.value)
-
-
-def test_unknown_tool_lists_the_valid_ones() -> None:
-    with pytest.raises(ArgumentError) as info:
-        validate_arguments("reed_file", {})
-    assert info.value.kind == "unknown_tool" and "read_file, write_file" in str(info.value)
-
-
-def test_foreign_spec_checks_required_and_types() -> None:
-    spec = ToolSpec(
-        name="lookup",
-        parameters={
-            "type": "object",
-            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
-            "required": ["q"],
-        },
-    )
-    assert validate_arguments(spec, {"q": "x", "n": 2, "extra": 1}) == {"q": "x", "n": 2, "extra": 1}
-    with pytest.raises(ArgumentError, match="missing required argument 'q'"):
-        validate_arguments(spec, {"n": 2})
-    with pytest.raises(ArgumentError, match="'n' should be an integer"):
-        validate_arguments(spec, {"q": "x", "n": True})
 
 
 def test_parallel_first_loads_never_see_a_half_executed_module() -> None:

@@ -8,8 +8,6 @@ import pytest
 
 from agentrun.messages import Message, ToolCall
 from agentrun.repair import (
-    REASONING_ONLY_NUDGE,
-    TRUNCATED_NUDGE,
     RetryBudget,
     correct,
     sanitize_history,
@@ -129,7 +127,6 @@ def test_cut_off_call_is_never_run_even_when_server_says_tool_calls(tools, reply
     result = correct(msg, tools, finish_reason="tool_calls", completion_tokens=512, max_tokens=512)
     assert result.truncated and result.calls == ()
     assert result.rejected[0].reason == "truncated" and result.rejected[0].error == "truncated"
-    assert result.nudge == TRUNCATED_NUDGE
     assert "truncated" in result.counts()
 
 
@@ -156,7 +153,7 @@ def test_missing_closing_brace_is_never_closed_for_the_model(tools, reply) -> No
 
 def test_reasoning_only_reply_is_flagged_with_a_nudge(tools, reply) -> None:  # type: ignore[no-untyped-def]
     result = correct(reply("", reasoning="I need to write the models next."), tools, finish_reason="stop")
-    assert result.reasoning_only and result.nudge == REASONING_ONLY_NUDGE
+    assert result.reasoning_only
     assert [e.kind for e in result.events] == ["reasoning_only"]
 
 
@@ -178,7 +175,7 @@ def test_to_message_keeps_every_call_id_with_valid_json(tools, reply) -> None:  
     out = result.to_message()
     assert [c.id for c in out.tool_calls] == ["c0", "c1"]
     assert all(isinstance(json.loads(c.arguments), dict) for c in out.tool_calls)
-    assert [m.tool_call_id for m in result.rejection_messages()] == ["c1"]
+    assert [r.call_id for r in result.rejected] == ["c1"]
 
 
 def test_direct_mode_uses_calls_exactly_as_served(tools, reply) -> None:  # type: ignore[no-untyped-def]
