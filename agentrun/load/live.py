@@ -19,6 +19,7 @@ from typing import Any
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
 from agentrun.load.records import RequestRecord, SessionRecord, tpot, usage_fields
+from agentrun.messages import Completion
 from agentrun.runner import RunConfig, RunResult, run_task
 from agentrun.serving.admission import AdmissionGate
 from agentrun.trajectory import read_trajectory
@@ -134,17 +135,22 @@ class LiveLoad:
         self.sessions: list[SessionRecord] = []
         self._lock = threading.Lock()
 
+    def _turn(self, _turn: int, completion: Completion, _stats: object) -> None:
+        """Live progress while a session runs (its records are read when it ends)."""
+        self.progress.request_finished(completion.timings.ttft_s, ok=True)
+
     def _one(self, i: int) -> None:
         config = self.configs(i)
         sid, warm = f"s{i:04d}", i < self.plan.warmup
         self.progress.session_started()
         failed = True
         try:
-            result = run_task(config, gate=self.gate, on_log=self.on_log)
+            result = run_task(config, gate=self.gate, on_log=self.on_log, on_turn=self._turn)
             events = read_trajectory(Path(result.results_path) / "trajectory.jsonl")
             records = records_from_trajectory(events, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
             for record in records:
-                self.progress.request_finished(record.ttft_s, ok=record.ok)
+                if not record.ok:
+                    self.progress.request_finished(None, ok=False)
             session = _session_record(sid, warm, result, events, self.t0_epoch, records)
             failed = result.stop_reason in ("error", "model_error")
             with self._lock:

@@ -69,9 +69,10 @@ def _user_endpoint(target: Target) -> Iterator[Endpoint]:
         yield Endpoint(target.base_url, model, model, urls)
         return
     from agentrun import localmodel
+    from agentrun.endpoints import local_label
 
     with localmodel.serve() as local:
-        label = f"local model {local.model} (llama.cpp on this CPU)"
+        label = local_label(local.model)
         yield Endpoint(local.base_url, local.model, label, (target.server_metrics or local.root_url,))
 
 

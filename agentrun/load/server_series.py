@@ -34,7 +34,8 @@ class Sampler:
     def __init__(
         self, urls: Sequence[str], *, interval_s: float, t0: float, model: str | None = None
     ) -> None:
-        self.probes = [MetricsProbe(url, model=model, timeout_s=max(1.0, interval_s)) for url in urls]
+        # a busy server answers /metrics late; a sample has its own time, so waiting costs nothing
+        self.probes = [MetricsProbe(url, model=model, timeout_s=max(5.0, 2 * interval_s)) for url in urls]
         self.interval_s = interval_s
         self.t0 = t0
         self.samples: list[Sample] = []

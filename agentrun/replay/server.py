@@ -129,7 +129,12 @@ class _Handler(BaseHTTPRequestHandler):
             card = {"id": name, "object": "model", "created": owner.created, "owned_by": f"agentrun {LABEL}"}
             self._json(200, {"object": "list", "data": [{**card, "root": name, "parent": None}]})
         elif route == "/metrics" and owner.cache is not None:
-            self._send(200, owner.cache.metrics_text().encode(), "text/plain; version=0.0.4; charset=utf-8")
+            try:
+                self._send(
+                    200, owner.cache.metrics_text().encode(), "text/plain; version=0.0.4; charset=utf-8"
+                )
+            except (BrokenPipeError, ConnectionResetError):  # a scraper that timed out and left
+                self.close_connection = True
         else:
             self._error(404, f"no route {self.command} {self.path} on the {LABEL}")
 
