@@ -146,8 +146,31 @@ def stop_leftovers() -> None:
     """
     if os.environ.get("AGENTRUN_STOP_LEFTOVERS") != "1" or os.getuid() == 0:
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(-1, signal.SIGKILL)
+    deadline = time.monotonic() + 2.0
+    while True:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(-1, signal.SIGKILL)
+        # a busy process dies when next scheduled: wait until none is left (zombies are dead)
+        if not _others_alive() or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def _others_alive() -> bool:
+    me, uid = str(os.getpid()), os.getuid()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid in ("1", me):
+            continue
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if int(fields.get("Uid", "-1").split()[0]) == uid and not fields.get("State", "").strip().startswith(
+            "Z"
+        ):
+            return True
+    return False
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:

@@ -83,6 +83,7 @@ class DockerSandbox:
         self.run_id = ""
         self.limits: dict[str, Any] = {}
         self.shell_timeout_max = DEFAULT_SHELL_TIMEOUT_MAX
+        self.file_tool_deadline_s = FILE_TOOL_DEADLINE_S
         self._lock = threading.Lock()
         self._channel: Channel | None = None
         self._verifiers: list[DockerVerifier] = []  # closed with the sandbox, whatever happens
@@ -164,7 +165,7 @@ class DockerSandbox:
             arguments = bound_arguments(name, arguments, shell_timeout_max=self.shell_timeout_max)
         except ArgumentError as exc:
             return ToolResult(call_id=call_id, name=name, output=str(exc), error=exc.kind)
-        deadline = arguments["timeout"] + SHELL_GRACE_S if name == "run_shell" else FILE_TOOL_DEADLINE_S
+        deadline = arguments["timeout"] + SHELL_GRACE_S if name == "run_shell" else self.file_tool_deadline_s
         with self._lock:
             self._check_open()
             channel = self._channel or self._restart_channel()

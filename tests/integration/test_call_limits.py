@@ -86,3 +86,16 @@ def test_dead_runtime_fails_the_call_once_and_is_replaced(sandbox: DockerSandbox
     assert result.error == "runtime" and "not run again" in result.output
     assert shell(sandbox, "cat once.txt").output == "run\n[exit code: 0]"
     assert shell(sandbox, OTHERS).output.strip() == "[exit code: 0]"  # the sleep went with it
+
+
+def test_a_hung_file_tool_is_stopped_at_its_deadline(sandbox: DockerSandbox) -> None:
+    assert shell(sandbox, "python3 -c \"print('a' * 40 + '!')\" > slow.txt").error is None
+    sandbox.file_tool_deadline_s = 3
+    try:
+        started = time.monotonic()
+        result = sandbox.call("s", "search", {"pattern": "(a+)+$", "path": "slow.txt"})  # backtracks for ages
+        assert result.error == "timeout" and time.monotonic() - started < 30, result.output
+    finally:
+        sandbox.file_tool_deadline_s = 60
+    assert shell(sandbox, OTHERS).output.strip() == "[exit code: 0]"  # the stuck runtime is gone
+    assert shell(sandbox, "echo alive").output.startswith("alive")

@@ -23,7 +23,7 @@ def _call(name: str, arguments: dict[str, object] | str) -> ScriptTurn:
     return ScriptTurn(tool_calls=[ScriptCall(name=name, arguments=arguments)])
 
 
-def hostile_script(marker: Path) -> Script:
+def hostile_script(marker: Path, secret: Path) -> Script:
     deep = '{"command": "echo deep", "timeout": ' + "[" * 50_000 + "]" * 50_000 + "}"
     config = f"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = touch {marker}\n"
     turns = [
@@ -38,13 +38,17 @@ def hostile_script(marker: Path) -> Script:
         _call("write_file", {"path": "sub/.git/config", "content": config}),
         _call("write_file", {"path": "pytest.py", "content": FAKE_PYTEST}),
         _call("run_shell", {"command": "setsid -f sh -c 'sleep 1000'; echo left"}),
+        _call("run_shell", {"command": f"ln -s {secret} models.py && ln -s {secret.parent} host"}),
     ]
     return Script(turns=turns, model_name="hostile")
 
 
 def test_a_hostile_model_cannot_crash_escape_or_pass(tmp_path: Path, todo_image: str) -> None:
-    marker = tmp_path / "pwned-by-model"
-    with ReplayServer(hostile_script(marker), ttft=0.0, token_delay=0.0, max_retries_per_call=0) as server:
+    marker, secret = tmp_path / "pwned-by-model", tmp_path / "secret.txt"
+    secret.write_text("HOST-SECRET-VALUE")
+    with ReplayServer(
+        hostile_script(marker, secret), ttft=0.0, token_delay=0.0, max_retries_per_call=0
+    ) as server:
         result = run_task(
             RunConfig(
                 task="todo-cli", base_url=server.base_url, model="hostile", results_dir=tmp_path / "results"
@@ -54,7 +58,7 @@ def test_a_hostile_model_cannot_crash_escape_or_pass(tmp_path: Path, todo_image:
     assert result.stop_reason == "final_answer", result.error
     assert not marker.exists(), "the nested repository's fsmonitor ran on the host"
     assert result.hidden_tests.passed == 0 and result.hidden_tests.total == 16 and not result.passed
-    assert result.tool_calls.total == 11 and result.tool_calls.failed >= 5
+    assert result.tool_calls.total == 12 and result.tool_calls.failed >= 5
     assert (run_dir / "workspace" / "once.txt").read_text() == "once\n"  # run once, not re-sent
     saved = json.loads((run_dir / "result.json").read_text())
     assert saved["verdict"] in ("graded", "invalid")
@@ -65,3 +69,6 @@ def test_a_hostile_model_cannot_crash_escape_or_pass(tmp_path: Path, todo_image:
     assert errors[6] == "runtime" and "not run again" in results[6]["output"]
     assert json.loads((run_dir / "trajectory.atif.json").read_text())
     assert "sub/f.txt" in (run_dir / "workspace.patch").read_text()
+    for path in run_dir.rglob("*"):  # rglob does not descend into the planted symlinks
+        if path.is_file() and not path.is_symlink():
+            assert b"HOST-SECRET-VALUE" not in path.read_bytes(), path
