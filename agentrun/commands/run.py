@@ -247,11 +247,14 @@ def task_cmd(
 def _run_one(config: RunConfig, *, report: bool) -> None:
     """One run with progress lines, its summary table and report; exit 1 unless every hidden test passed."""
     from agentrun.report import report_at_end
+    from agentrun.report.progress import build_progress
     from agentrun.runner import run_task
 
     _sigterm_as_interrupt()
     try:
-        result = run_task(config, on_turn=_progress, on_log=lambda m: console.print(f"[dim]{m}[/dim]"))
+        # a bar while the sandbox image builds (when it must), the run's own lines as before
+        with build_progress(console, lambda m: console.print(f"[dim]{m}[/dim]")) as on_log:
+            result = run_task(config, on_turn=_progress, on_log=on_log)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted: sandbox removed, partial results kept[/yellow]")
         sys.exit(130)

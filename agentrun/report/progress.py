@@ -26,6 +26,7 @@ from rich.progress import (
 
 T = TypeVar("T")
 DOCKER_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)")
+DOCKER_DONE = "Successfully tagged "  # the classic builder's last line for an image
 
 
 def _bar(console: Console, *, transient: bool) -> Progress:
@@ -59,21 +60,25 @@ def trial_progress(
 
 @contextlib.contextmanager
 def build_progress(console: Console, echo: Callable[[str], None]) -> Iterator[Callable[[str], None]]:
-    """An ``on_log`` for image builds: a bar per ``building <tag>`` line, advanced by its steps;
-    every line also goes to ``echo`` (the caller decides which to print)."""
+    """An ``on_log`` for image builds: a bar per ``building <tag>`` line, advanced by its steps and
+    gone once the image is tagged; every line also goes to ``echo`` (the caller decides which to
+    print), so it can wrap a whole run whose log only sometimes includes a build."""
     with _bar(console, transient=True) as progress:
         current: list[TaskID] = []
 
         def on_log(line: str) -> None:
             step = DOCKER_STEP.match(line)
             if line.startswith("building "):
-                if current:
-                    progress.update(current[-1], completed=progress.tasks[-1].total or 1)
+                if current:  # the previous build ended without its "Successfully tagged" line
+                    progress.remove_task(current.pop())
                 current.append(progress.add_task(line, total=None, name=line.split()[1]))
             elif step and current:
                 progress.update(
                     current[-1], completed=int(step[1]) - 1, total=int(step[2]), description=step[3][:70]
                 )
+                progress.refresh()  # a step can take minutes: show it now, not at the next tick
+            elif line.startswith(DOCKER_DONE) and current:
+                progress.remove_task(current.pop())  # built: its bar goes, the run's own lines follow
             elif current:
                 progress.update(current[-1], description=line[:70])
             echo(line)

@@ -26,7 +26,10 @@ def test_build_progress_follows_docker_steps_on_a_terminal() -> None:
     console, out = _console(terminal=True)
     echoed: list[str] = []
     with build_progress(console, echoed.append) as on_log:
-        for line in BUILD_LOG:
+        for line in BUILD_LOG[:3]:
+            on_log(line)
+        assert "2/3" in out.getvalue()  # "Step 3/3" starts: two steps done
+        for line in BUILD_LOG[3:]:
             on_log(line)
     assert echoed == BUILD_LOG  # every line reaches the caller's filter
     assert "agentrun-task-x:abc" in out.getvalue()  # the bar names the image
