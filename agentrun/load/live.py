@@ -171,8 +171,9 @@ class LiveLoad:
                     if i >= len(arrivals):
                         break
                     time.sleep(max(0.0, start + arrivals[i] - time.monotonic()))
-                slots.acquire()  # a free place: sessions past the duration never start
-                if self.plan.duration_s is not None and time.monotonic() - start >= self.plan.duration_s:
+                slots.acquire()  # a free place; arrivals are already inside the duration
+                late = self.plan.duration_s is not None and time.monotonic() - start >= self.plan.duration_s
+                if arrivals is None and late:
                     slots.release()
                     break
                 future = pool.submit(self._one, i)

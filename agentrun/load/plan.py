@@ -5,7 +5,8 @@
 * ``rate`` R: sessions arrive as a Poisson process of R per second (exponential gaps from
   a ``random.Random(seed)``, so the same seed gives the same arrival times); with a
   concurrency too, an arrival waits for a free place.
-* bounded by ``sessions`` (count) and/or ``duration_s`` (no session starts after it);
+* bounded by ``sessions`` (count) and/or ``duration_s`` (no session arrives, or in a closed
+  loop starts, after it; sessions under way run to their end);
 * the first ``warmup`` sessions run but are left out of the statistics.
 """
 

@@ -137,7 +137,8 @@ async def _admit(ctx: _Context, i: int, arrivals: list[float] | None, gate: asyn
         await asyncio.sleep(max(0.0, ctx.t0 + arrivals[i] - time.perf_counter()))
     if gate is not None:
         await gate.acquire()
-    if plan.duration_s is not None and time.perf_counter() - ctx.t0 >= plan.duration_s:
+    # arrivals are already inside the duration; a closed loop checks it when a place frees up
+    if arrivals is None and plan.duration_s is not None and time.perf_counter() - ctx.t0 >= plan.duration_s:
         if gate is not None:
             gate.release()
         return False

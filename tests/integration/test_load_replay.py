@@ -202,3 +202,23 @@ def test_transient_failures_are_retried_and_a_refusal_ends_the_session(
     assert "HTTP 400" in document["requests"][0]["error_detail"]
     assert document["sessions"][0]["stop_reason"] == "model_error"
     assert document["aggregates"]["requests"]["error_rate"] == 1.0
+
+
+def test_poisson_arrivals_and_a_duration_bound_the_sessions(
+    capture: ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    url = f"http://127.0.0.1:{capture.server_address[1]}/v1"
+    target = Target(base_url=url, model="served-model")
+    measure = Measure(results_dir=tmp_path, sample_interval_s=0, traces=False)
+    plan = LoadPlan.make(
+        sessions=None, concurrency=None, rate=20.0, duration_s=0.5, warmup=0, seed=3, default_sessions=1
+    )
+    arrivals = plan.arrivals()
+    assert arrivals is not None and len(arrivals) >= 3
+    path, _ = run_replay_load(load_workload(["todo-cli"]), plan, target, measure, time_scale=0)
+    document = json.loads(path.read_text())
+    sessions = document["sessions"]
+    assert len(sessions) == len(arrivals)  # every arrival inside the duration started, none after
+    for session, at in zip(sessions, arrivals, strict=True):
+        assert session["start_s"] >= at  # never before its arrival time
+        assert session["requests"] == 11
