@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from agentrun import secrets
 from agentrun.commands import _params
 from agentrun.errors import UserError
 
@@ -33,6 +34,7 @@ def _target(base_url: str | None, model: str | None, api_key: str | None, **repl
     if model and not base_url and model != "local":
         raise UserError(f"--model {model!r} needs --base-url (only --model local starts a server itself)")
     key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    secrets.register(key)  # scrubbed from load.json (its command line too), records and spans
     return Target(base_url=base_url, model=model, api_key=key, **replay)
 
 
