@@ -22,14 +22,15 @@ import ast
 import contextlib
 import shlex
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentrun.errors import SandboxError
 from agentrun.messages import Tally
+from agentrun.rewards import REWARD_JSON, REWARD_TXT, RewardParseError, parse_rewards, primary_reward
 from agentrun.sandbox import Sandbox
 from agentrun.sandbox.base import Verifier
 from agentrun.tasks import TaskSpec
@@ -43,8 +44,12 @@ class Grade(BaseModel):
     hidden_tests: Tally
     own_tests: Tally
     reward: float | None = None
+    rewards: dict[str, float] = Field(
+        default_factory=dict, description="reward.json's metrics (or reward.txt's)"
+    )
     verdict: Verdict = "graded"
     invalid_reason: str | None = None
+    error: str | None = Field(default=None, description="the verifier timed out")
     hidden_output_tail: str = ""
     own_output_tail: str = ""
 
@@ -59,6 +64,8 @@ class HiddenRun:
     invalid_reason: str | None
     output_tail: str
     junit: bytes | None
+    rewards: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,12 +147,13 @@ def _read(box: Sandbox | Verifier, path: str, limit: int = 16_000_000) -> bytes 
     return data if len(data) <= limit else None
 
 
-def _reward(box: Verifier) -> float | None:
-    data = _read(box, "/logs/verifier/reward.txt", limit=1000)
+def _rewards(box: Verifier) -> dict[str, float]:
+    """reward.json, else reward.txt, read as Harbor reads them (``agentrun.rewards``); none if unreadable."""
     try:
-        return float(data.decode().strip()) if data is not None else None
-    except (ValueError, UnicodeDecodeError):
-        return None
+        found = parse_rewards(_read(box, REWARD_JSON, limit=100_000), _read(box, REWARD_TXT, limit=1000))
+    except RewardParseError:
+        return {}
+    return dict(found.metrics) if found else {}
 
 
 def run_own_tests(task: TaskSpec, sandbox: Sandbox) -> tuple[Tally, str]:
@@ -184,10 +192,19 @@ def run_hidden_tests(task: TaskSpec, sandbox: Sandbox, workspace: bytes | None =
         result = verifier.exec(f"{env} bash /tests/test.sh", timeout=task.config.verifier.timeout_sec)
         verifier.stop_processes()
         junit = _read(verifier, task.config.agentrun.hidden_tests_junit)
-        reward = _reward(verifier)
+        rewards = _rewards(verifier)
+    reward = primary_reward(rewards)
     tally, verdict, reason = judge(junit, reward, expected_count(task))
+    timeout = task.config.verifier.timeout_sec
     return HiddenRun(
-        tally, reward if verdict == "graded" else 0.0, verdict, reason, result.output[-4000:], junit
+        tally,
+        reward if verdict == "graded" else 0.0,
+        verdict,
+        reason,
+        result.output[-4000:],
+        junit,
+        rewards=rewards if verdict == "graded" else {},
+        error=f"the verifier timed out after {timeout:g}s" if result.timed_out else None,
     )
 
 
@@ -220,8 +237,10 @@ def grade(task: TaskSpec, sandbox: Sandbox) -> Grade:
         hidden_tests=hidden.tally,
         own_tests=own,
         reward=hidden.reward,
+        rewards=hidden.rewards,
         verdict=hidden.verdict,
         invalid_reason=hidden.invalid_reason,
+        error=hidden.error,
         hidden_output_tail=hidden.output_tail,
         own_output_tail=own_tail,
     )

@@ -247,6 +247,9 @@ def _grade(run: _Run, sandbox: Any) -> None:
         outcome.reward,
     )
     result.verdict, result.invalid_reason = outcome.verdict, outcome.invalid_reason
+    result.rewards = outcome.rewards
+    if outcome.error:  # the verifier timed out: said so, never a silent zero
+        result.stop_reason, result.error = "verifier_timeout", outcome.error
     run.trajectory.append("grading", grade=outcome)
     (run.run_dir / "workspace.patch").write_text(sandbox.diff())
     if run.task.config.agentrun.artifact == "django":

@@ -160,3 +160,24 @@ def test_run_many_tasks_prints_rewards_and_harbors_mean(tmp_path: Path) -> None:
         "solve-only",
         "verifier-timeout",
     ]
+
+
+def test_strict_profile_verifier_timeout_is_reported_too(tmp_path: Path) -> None:
+    """agentrun's own tasks (strict profile) say a verifier timeout the same way."""
+    import shutil
+
+    from agentrun.tasks import load_task
+
+    copy = tmp_path / "tasks" / "greet-cli"
+    shutil.copytree(load_task("greet-cli").path, copy)
+    toml = (
+        (copy / "task.toml")
+        .read_text()
+        .replace("[verifier]\ntimeout_sec = 120.0", "[verifier]\ntimeout_sec = 3.0")
+    )
+    (copy / "task.toml").write_text(toml)
+    (copy / "tests" / "test.sh").write_text("#!/bin/bash\nsleep 60\necho 1 > /logs/verifier/reward.txt\n")
+    result = run_task(RunConfig(task=str(copy), agent="oracle", results_dir=tmp_path / "results"))
+    assert result.profile == "strict"
+    assert result.stop_reason == "verifier_timeout" and result.error == "the verifier timed out after 3s"
+    assert not result.passed and result.reward is None
