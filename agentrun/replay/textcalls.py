@@ -2,7 +2,8 @@
 
 ``render_text_calls(family, calls)`` renders ``[(name, arguments), ...]`` in one of ``FAMILIES``
 (DeepSeek special tokens and DSML, Hermes ``<tool_call>`` JSON, Qwen3-Coder XML, GLM, Kimi,
-MiniMax, Llama, Mistral, pythonic lists, a ```json fence, ...); ``MIXES`` groups them by the
+MiniMax, Llama, Mistral, pythonic lists, a ```json fence, and the formats in ``textcalls_native``:
+gpt-oss, Gemma 4, Step-3, Command R, OLMo 3, ...); ``MIXES`` groups them by the
 model families a fault mix imitates. The repair corpus and the fault injector both use it.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
+
+from agentrun.replay.textcalls_native import NATIVE_RENDERERS
 
 __all__ = ["FAMILIES", "MIXES", "RENDERERS", "Call", "render_text_calls"]
 
@@ -124,6 +127,7 @@ RENDERERS: dict[str, Callable[[list[Call]], str]] = {
         "```json\n" + json.dumps({"name": n, "arguments": a}, indent=2, ensure_ascii=False) + "\n```"
         for n, a in calls
     ),
+    **NATIVE_RENDERERS,
 }
 FAMILIES: tuple[str, ...] = tuple(RENDERERS)
 
