@@ -125,9 +125,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self, body: bytes, fault: str) -> None:
         owner = self.server.owner
-        upstream = http.client.HTTPConnection(
-            owner.upstream_host, owner.upstream_port, timeout=owner.upstream_timeout
-        )
+        kind = http.client.HTTPSConnection if owner.upstream_tls else http.client.HTTPConnection
+        upstream = kind(owner.upstream_host, owner.upstream_port, timeout=owner.upstream_timeout)
         try:
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
             headers.update(
@@ -256,10 +255,18 @@ class ChaosProxy:
         log_path: Path | None = None,
     ) -> None:
         parts = urlsplit(upstream)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"--upstream must be an http:// URL, not {upstream!r}")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
+        try:
+            upstream_port = parts.port
+        except ValueError:
+            raise ValueError(f"--upstream has an invalid port: {upstream!r}") from None
         self.upstream = upstream.rstrip("/")
-        self.upstream_host, self.upstream_port = parts.hostname, parts.port or 80
+        self.upstream_tls = parts.scheme == "https"  # the client side stays plain http on loopback
+        self.upstream_host, self.upstream_port = (
+            parts.hostname,
+            upstream_port or (443 if self.upstream_tls else 80),
+        )
         self.upstream_path = parts.path.rstrip("/")
         self.picker = Picker(schedule or Schedule())
         self.host, self.port = host, port

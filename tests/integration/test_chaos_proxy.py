@@ -183,3 +183,22 @@ def test_cli_proxies_until_ctrl_c_and_logs_each_fault(upstream: ReplayServer, tm
     assert [a.status_code for a in got.attempts] == [503]
     assert [json.loads(line)["fault"] for line in log.read_text().splitlines()] == ["http_503", "pass"]
     assert proc.returncode == 0 and "faults injected: http_503 1" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--upstream", "ftp://x/v1"], "http:// or https://"),
+        (["--upstream", "http://x:99999/v1"], "invalid port"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--port", "99999"], "cannot listen"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--rate", "1.5"], "between 0 and 1"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--schedule", "hang,bogus"], "unknown fault 'bogus'"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--kinds", "nope"], "unknown fault 'nope'"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--retry-after", "-1"], "must not be negative"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--max-in-a-row", "-1"], "must not be negative"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:
+    proc = subprocess.run(agentrun_cmd("chaos-proxy", *args), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
