@@ -331,6 +331,11 @@ class Flaky:
                     [b"data: " + json.dumps(CHUNK).encode() + b"\n\n", b'data: {"id'], complete=False
                 )
 
+            def _cut_after_usage(self) -> None:  # everything but [DONE], then the connection breaks
+                usage = {"id": "x", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+                events = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in (CHUNK, FINAL, usage)]
+                self._events(events, complete=False)
+
             def _nofinish(self) -> None:
                 self._events([b"data: " + json.dumps(CHUNK).encode() + b"\n\n"], complete=True)
 
@@ -375,6 +380,15 @@ def test_transient_failures_are_retried_and_counted(behaviours: list[str], retri
         model.close()
     assert got.message.content == "hi" and got.finish_reason == "stop"
     assert got.retries == retries and flaky.requests == retries + 1
+
+
+def test_a_break_after_finish_and_usage_loses_only_done_and_is_accepted() -> None:
+    with Flaky(["cut-after-usage"]) as flaky:
+        model = _fast_model(flaky.base_url)
+        got = model.complete(USER, [])
+        model.close()
+    assert flaky.requests == 1 and got.retries == 0 and got.stream_end == "eof"
+    assert got.message.content == "hi" and got.usage.completion_tokens == 1
 
 
 def test_429_waits_as_long_as_retry_after_says() -> None:
