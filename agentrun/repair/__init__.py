@@ -6,9 +6,11 @@ Pure functions, no I/O, never raising::
     validate_direct(message, tools) -> Correction
     sanitize_history(messages) -> (messages, events)
 
-Modules, one per family of faults: ``envelopes`` and ``loose`` (calls written as text),
-``jsonfix`` (invalid JSON, guarded), ``names`` (unknown tools), ``schema`` (wrong argument
-types), ``history`` (bad calls in the history); ``pipeline`` puts them together.
+Modules, one per family of faults: ``envelopes``, ``formats/`` (one module per kind of native
+syntax: harmony, Gemma, XML, JSON envelopes, pythonic) and ``loose`` (calls written as text),
+``quoting`` (tool syntax talked about, never run), ``jsonfix`` (invalid JSON, guarded; cut-off
+JSON is never closed), ``names`` (unknown tools), ``schema`` (wrong argument types), ``history``
+(bad calls in the history); ``pipeline`` puts them together.
 """
 
 from agentrun.repair.history import sanitize_history
