@@ -22,16 +22,13 @@ from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import ModePolicy
 from agentrun.sandbox import Sandbox
-from agentrun.toolset import ToolSpec
+from agentrun.toolset import ToolSpec, tool_facts
 from agentrun.trajectory import Trajectory
 
 SYSTEM_PROMPT = """You are a careful software engineer working in /workspace inside a sandbox with no network.
 Work one tool call at a time: write the code, run the tests with run_shell, read the output, fix what fails,
 and run the tests again. You have at most {max_turns} turns.
 When the tests pass, reply with a one-sentence summary and no tool call."""
-
-
-READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "search"})
 
 
 class Stop(Exception):
@@ -142,7 +139,7 @@ class Agent:
         calls = list(correction.calls)
         results = [*(self.execute(c) for c in calls), *self._rejections(correction)]
         self.messages.extend(r.to_message() for r in results)
-        if any(c.name not in READ_ONLY_TOOLS for c in calls):  # only then can files have changed
+        if any(c.name not in tool_facts().read_only for c in calls):  # only then can files have changed
             self.sandbox.commit(f"turn {self.stats.turns}")
         if self.on_turn:
             self.on_turn(self.stats.turns, completion, self.stats)

@@ -25,7 +25,7 @@ the result.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentrun.secrets import scrub
 
@@ -41,6 +41,7 @@ ToolErrorKind = Literal[
     "truncated",  # the call was cut off at max_tokens and was not run
     "runtime",  # anything else the tool runtime reported
 ]
+TOOL_ERROR_KINDS: frozenset[str] = frozenset(get_args(ToolErrorKind))  # for checking what a runtime reports
 
 
 class AgentrunError(Exception):

@@ -13,7 +13,8 @@ import inspect
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, get_type_hints
 
@@ -160,3 +161,26 @@ def _builtin() -> tuple[ToolSpec, ...]:
 def builtin_specs() -> list[ToolSpec]:
     """Specs of the tools in ``tools/builtin.py``, in the order of its ``TOOLS`` list."""
     return list(_builtin())
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    """What ``tools/builtin.py`` declares about its tools besides their schemas (see ``facts`` there)."""
+
+    read_only: frozenset[str]  # change no file: no workspace commit after them
+    aliases: Mapping[str, str]  # another agent's tool name -> ours, each tool's in its declared order
+    editor_commands: Mapping[str, str]  # str_replace_editor's ``command`` -> ours
+    argument_aliases: Mapping[str, tuple[str, ...]]  # our parameter -> names other agents give it
+
+
+@functools.cache
+def tool_facts() -> ToolFacts:
+    """The facts declared next to the tools in ``tools/builtin.py``, read once."""
+    module = load_builtin_module()
+    tools = module.TOOLS
+    return ToolFacts(
+        read_only=frozenset(fn.__name__ for fn in tools if getattr(fn, "read_only", False)),
+        aliases={alias: fn.__name__ for fn in tools for alias in getattr(fn, "aliases", ())},
+        editor_commands={cmd: fn.__name__ for fn in tools for cmd in getattr(fn, "editor_commands", ())},
+        argument_aliases=dict(module.ARGUMENT_ALIASES),
+    )

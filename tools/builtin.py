@@ -21,7 +21,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 MAX_OUTPUT_BYTES = int(os.environ.get("AGENTRUN_MAX_OUTPUT_BYTES", "30000"))
 MAX_READ_BYTES = int(os.environ.get("AGENTRUN_MAX_READ_BYTES", "200000"))
@@ -51,6 +53,8 @@ class ToolOutput:
     exit_code: int | None = None
     truncated: bool = False
 
+
+_Tool = TypeVar("_Tool", bound=Callable[..., Any])
 
 # --- paths -----------------------------------------------------------------------------
 
@@ -144,9 +148,39 @@ def _check_glob(pattern: str) -> re.Pattern[str]:
     return _glob_regex(pattern)
 
 
+# --- what the host knows about each tool ---------------------------------------------------
+# Declared here, next to each tool, and read by the host (``agentrun.toolset.tool_facts``), so a
+# tool's facts have one home: ``read_only`` tools change no file (the host commits the workspace
+# only after other tools); ``aliases`` are the names other agents' tools go by, which repair maps
+# to this tool (in this order: the replay model's faults draw from them); ``editor_commands``
+# are the ``command`` values of a ``str_replace_editor`` call that mean this tool.
+
+
+def facts(
+    *, read_only: bool = False, aliases: tuple[str, ...] = (), editor_commands: tuple[str, ...] = ()
+) -> Callable[[_Tool], _Tool]:
+    """Attach the host-side facts to a tool function (see above)."""
+
+    def declare(fn: _Tool) -> _Tool:
+        for name, value in (
+            ("read_only", read_only),
+            ("aliases", aliases),
+            ("editor_commands", editor_commands),
+        ):
+            setattr(fn, name, value)
+        return fn
+
+    return declare
+
+
 # --- tools -----------------------------------------------------------------------------
 
 
+@facts(
+    read_only=True,
+    aliases=("cat", "view", "view_file", "open_file", "read"),
+    editor_commands=("view",),
+)
 def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
     """Read a text file from the workspace, whole or a range of lines.
 
@@ -189,6 +223,7 @@ def read_file(path: str, start_line: int | None = None, end_line: int | None = N
     return chosen
 
 
+@facts(aliases=("create_file", "write_to_file", "save_file", "write", "create"), editor_commands=("create",))
 def write_file(path: str, content: str) -> str:
     """Create or overwrite a file in the workspace with the given content; parent folders are created.
 
@@ -208,6 +243,17 @@ def write_file(path: str, content: str) -> str:
     return f"wrote {len(content.encode())} bytes to {_rel(full)}"
 
 
+@facts(
+    aliases=(
+        "str_replace_editor",
+        "str_replace",
+        "str_replace_based_edit_tool",
+        "replace_in_file",
+        "apply_edit",
+        "edit",
+    ),
+    editor_commands=("str_replace", "insert"),
+)
 def edit_file(path: str, old: str, new: str) -> str:
     """Replace an exact string in a file; it must occur exactly once, so include enough surrounding lines.
 
@@ -245,6 +291,7 @@ def edit_file(path: str, old: str, new: str) -> str:
     return f"edited {_rel(full)}: replaced 1 occurrence at line {line}"
 
 
+@facts(read_only=True, aliases=("ls", "list_dir", "list_directory", "glob", "find_files"))
 def list_files(pattern: str = "**/*") -> str:
     """List files in the workspace whose paths match a glob pattern, one per line (.git is skipped).
 
@@ -260,6 +307,7 @@ def list_files(pattern: str = "**/*") -> str:
     return "\n".join(shown) + (f"\n[... {more} more files; use a narrower pattern]" if more else "")
 
 
+@facts(read_only=True, aliases=("grep", "search_files", "grep_search", "rg"))
 def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
     """Search file contents for a regular expression; prints 'file:line: text' for each matching line.
 
@@ -304,6 +352,22 @@ def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
     return "\n".join(hits) if hits else f"no matches for {pattern!r}"
 
 
+@facts(
+    aliases=(
+        "bash",
+        "shell",
+        "sh",
+        "execute_bash",
+        "execute_command",
+        "execute_shell",
+        "run_command",
+        "run_bash",
+        "run_terminal_cmd",
+        "terminal",
+        "exec",
+        "command",
+    )
+)
 def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     """Run a bash command in the workspace folder; returns its output (stdout and stderr) and exit code.
 
@@ -444,3 +508,17 @@ def _drain(fd: int, capture: _Capture, until: float) -> None:
 
 
 TOOLS = [read_file, write_file, edit_file, list_files, search, run_shell]
+
+# Argument names other agents' tools use for these tools' parameters; repair renames them (a
+# schema coercion). By parameter name, since several tools share one (``path``, ``pattern``).
+ARGUMENT_ALIASES: dict[str, tuple[str, ...]] = {
+    "path": ("file_path", "filepath", "filename", "file_name", "file", "target_file", "absolute_path"),
+    "command": ("cmd", "shell_command", "bash_command", "script", "commands"),
+    "content": ("contents", "file_text", "file_content", "text", "data", "body", "code"),
+    "old": ("old_str", "old_string", "old_text", "search", "original"),
+    "new": ("new_str", "new_string", "new_text", "replace", "replacement"),
+    "pattern": ("query", "regex", "search_pattern", "glob_pattern", "glob_str"),
+    "start_line": ("start", "line_start", "from_line", "offset"),
+    "end_line": ("end", "line_end", "to_line"),
+    "timeout": ("timeout_seconds", "timeout_s", "time_limit"),
+}

@@ -30,7 +30,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from agentrun.errors import DockerUnavailable, SandboxError, TaskError
+from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox.base import ExecResult
@@ -43,7 +43,6 @@ TOOLS_MOUNT = "/opt/agentrun/tools"
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 _TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
 _CHANGE_KINDS = {0: "M", 1: "A", 2: "D"}
-_TOOL_ERRORS = {"parsing", "validation", "unknown_tool", "path", "not_found", "edit", "timeout", "permission"}
 
 
 def resolve_env(values: dict[str, str], environ: dict[str, str]) -> dict[str, str]:
@@ -196,7 +195,7 @@ class HarborSandbox:
             call_id=call_id,
             name=name,
             output=str(reply.get("output", "")),
-            error=reply.get("error") if reply.get("error") in _TOOL_ERRORS | {None} else "runtime",
+            error=reply.get("error") if reply.get("error") in {*TOOL_ERROR_KINDS, None} else "runtime",
             exit_code=reply.get("exit_code"),
             truncated=bool(reply.get("truncated")),
             duration_s=float(reply.get("duration_s") or 0.0),

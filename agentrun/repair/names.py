@@ -12,47 +12,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentrun.toolset import tool_facts
+
 __all__ = ["TOOL_ALIASES", "normalize_name", "resolve_tool_name"]
 
-TOOL_ALIASES: dict[str, str] = {
-    "bash": "run_shell",
-    "shell": "run_shell",
-    "sh": "run_shell",
-    "execute_bash": "run_shell",
-    "execute_command": "run_shell",
-    "execute_shell": "run_shell",
-    "run_command": "run_shell",
-    "run_bash": "run_shell",
-    "run_terminal_cmd": "run_shell",
-    "terminal": "run_shell",
-    "exec": "run_shell",
-    "command": "run_shell",
-    "str_replace_editor": "edit_file",
-    "str_replace": "edit_file",
-    "str_replace_based_edit_tool": "edit_file",
-    "replace_in_file": "edit_file",
-    "apply_edit": "edit_file",
-    "edit": "edit_file",
-    "create_file": "write_file",
-    "write_to_file": "write_file",
-    "save_file": "write_file",
-    "write": "write_file",
-    "create": "write_file",
-    "cat": "read_file",
-    "view": "read_file",
-    "view_file": "read_file",
-    "open_file": "read_file",
-    "read": "read_file",
-    "ls": "list_files",
-    "list_dir": "list_files",
-    "list_directory": "list_files",
-    "glob": "list_files",
-    "find_files": "list_files",
-    "grep": "search",
-    "search_files": "search",
-    "grep_search": "search",
-    "rg": "search",
-}
+TOOL_ALIASES: Mapping[str, str] = tool_facts().aliases  # declared next to each tool in tools/builtin.py
 
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEP_RE = re.compile(r"[\s\-.:/]+")

@@ -29,7 +29,7 @@ from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_argumen
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
 from agentrun.repair.result import Correction, RejectionReason, ToolRejection, valid_json_or_empty
 from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
-from agentrun.toolset import ToolSpec
+from agentrun.toolset import ToolSpec, tool_facts
 
 __all__ = ["correct", "validate_direct"]
 
@@ -128,12 +128,7 @@ def _candidate_from_found(f: Found, cid: str, origin: str, source: str) -> _Cand
     )
 
 
-_EDITOR_COMMANDS = {
-    "view": "read_file",
-    "create": "write_file",
-    "str_replace": "edit_file",
-    "insert": "edit_file",
-}
+_EDITOR_COMMANDS = tool_facts().editor_commands  # declared next to each tool in tools/builtin.py
 
 
 def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSpec | None:

@@ -11,25 +11,18 @@ after that is reported field by field, for the model to fix.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from agentrun.toolset import tool_facts
+
 __all__ = ["ARG_ALIASES", "Coerced", "coerce_arguments", "typed_from_text", "validate_arguments"]
 
-ARG_ALIASES: dict[str, tuple[str, ...]] = {
-    "path": ("file_path", "filepath", "filename", "file_name", "file", "target_file", "absolute_path"),
-    "command": ("cmd", "shell_command", "bash_command", "script", "commands"),
-    "content": ("contents", "file_text", "file_content", "text", "data", "body", "code"),
-    "old": ("old_str", "old_string", "old_text", "search", "original"),
-    "new": ("new_str", "new_string", "new_text", "replace", "replacement"),
-    "pattern": ("query", "regex", "search_pattern", "glob_pattern", "glob_str"),
-    "start_line": ("start", "line_start", "from_line", "offset"),
-    "end_line": ("end", "line_end", "to_line"),
-    "timeout": ("timeout_seconds", "timeout_s", "time_limit"),
-}
+ARG_ALIASES: Mapping[str, tuple[str, ...]] = tool_facts().argument_aliases  # declared in tools/builtin.py
 
 
 @dataclass

@@ -40,7 +40,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from agentrun.errors import DockerUnavailable, SandboxError
+from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
@@ -61,7 +61,6 @@ DEFAULT_SHELL_TIMEOUT_MAX = 600.0
 FILE_TOOL_DEADLINE_S = 60.0  # a file tool (a search with a runaway regex) is stopped after this
 MAX_WORKSPACE_ARCHIVE = 1 << 30  # what grading copies into the verifier
 SHELL_GRACE_S = 15.0  # run_shell's own timeout kills first; the host waits this much longer
-_TOOL_ERRORS = {"parsing", "validation", "unknown_tool", "path", "not_found", "edit", "timeout", "permission"}
 
 
 class DockerSandbox:
@@ -178,7 +177,7 @@ class DockerSandbox:
             call_id=call_id,
             name=name,
             output=str(reply.get("output", "")),
-            error=error if error in _TOOL_ERRORS or error is None else "runtime",
+            error=error if error in TOOL_ERROR_KINDS or error is None else "runtime",
             exit_code=reply.get("exit_code") if isinstance(reply.get("exit_code"), int) else None,
             truncated=bool(reply.get("truncated")),
             duration_s=_seconds(reply.get("duration_s")),

@@ -89,3 +89,16 @@ def test_parallel_first_loads_never_see_a_half_executed_module() -> None:
         for t in threads:
             t.join()
     assert not errors
+
+
+def test_tool_facts_come_from_the_declarations_next_to_each_tool() -> None:
+    from agentrun.errors import TOOL_ERROR_KINDS
+    from agentrun.toolset import tool_facts
+
+    facts, names = tool_facts(), {spec.name for spec in builtin_specs()}
+    assert facts.read_only == {"read_file", "list_files", "search"}
+    assert set(facts.aliases.values()) == names and not set(facts.aliases) & names
+    assert facts.aliases["bash"] == "run_shell" and facts.editor_commands["view"] == "read_file"
+    assert set(facts.editor_commands.values()) <= names
+    assert "file_path" in facts.argument_aliases["path"]
+    assert {"parsing", "validation", "timeout", "runtime"} <= TOOL_ERROR_KINDS
