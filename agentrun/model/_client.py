@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -96,7 +97,7 @@ class OpenAIModel:
         max_retry_after: float = 60.0,
         connect_timeout: float = 10.0,
     ) -> None:
-        secrets.register(api_key)
+        secrets.register(api_key, urlsplit(base_url).password)  # http://user:PASSWORD@host/v1 too
         if not all(" " <= c <= "~" for c in api_key):
             raise UserError("the API key holds characters an HTTP header cannot carry; check --api-key")
         self.base_url = base_url.rstrip("/")

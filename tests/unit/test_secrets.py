@@ -86,3 +86,12 @@ def test_load_outputs_never_hold_a_registered_key(tmp_path) -> None:
     for name in ("requests.jsonl", "load.json"):
         text = (tmp_path / name).read_text(encoding="utf-8")
         assert REDACTED in text and not [f for f in forms(key) if f in text], name
+
+
+def test_a_password_in_the_base_url_is_a_secret_too() -> None:
+    from agentrun.model import OpenAIModel
+
+    OpenAIModel("http://user:url-pass-778899@127.0.0.1:9/v1", "m").close()
+    assert "url-pass-778899" not in str(
+        ModelAPIError("GET http://user:url-pass-778899@127.0.0.1:9/v1 failed")
+    )
