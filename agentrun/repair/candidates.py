@@ -12,9 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentrun.repair.jsonfix import decode_json
-
-__all__ = ["Found", "RawText", "balanced_end", "calls_from_json_text", "calls_from_value", "strip_fence"]
+__all__ = ["Found", "RawText", "balanced_end", "calls_from_value", "strip_fence"]
 
 
 class RawText(str):
@@ -122,36 +120,3 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     if not isinstance(args, dict | str) or _looks_like_schema(args):
         return None
     return [(name, args)]
-
-
-_NAME_GUESS_RE = re.compile(r"[\"']name[\"']\s*:\s*[\"']([\w.\-]+)[\"']")
-
-
-def calls_from_json_text(
-    body: str, start: int, end: int, family: str, *, strict: bool, closed: bool = True, guess: bool = False
-) -> list[Found]:
-    """Calls from a JSON body (object, list, or several objects); repaired only safely.
-
-    An envelope body that cannot be decoded still yields one candidate (name guessed from
-    the text) when ``strict`` (or ``guess`` and a name is legible), so the model hears what
-    was wrong instead of silence.
-    """
-    decoded = decode_json(strip_fence(body).strip())
-    pairs: list[tuple[str, str | dict[str, Any]]] = []
-    if decoded.values:
-        for value in decoded.values:
-            got = calls_from_value(value)
-            if got is None:
-                pairs = []
-                break
-            pairs.extend(got)
-    if pairs:
-        return [
-            Found(n, a, start, end, family, strict=strict, closed=closed, fixes=tuple(decoded.fixes))
-            for n, a in pairs
-        ]
-    named = _NAME_GUESS_RE.search(body)
-    if not (strict or (guess and named and not decoded.values)):
-        return []
-    name = named.group(1) if named else ""
-    return [Found(name, body, start, end, family, strict=strict, closed=closed)]

@@ -19,7 +19,7 @@ from typing import Any
 
 from agentrun.repair.candidates import Found, RawText
 
-__all__ = ["extract_function_gemma", "extract_gemma4", "parse_gemma_args"]
+__all__ = ["extract_function_gemma", "extract_gemma4"]
 
 
 class _Cut(Exception):
@@ -148,19 +148,6 @@ def _scalar(word: str) -> Any:
         return float(word)
     except ValueError:
         return RawText(word)
-
-
-def parse_gemma_args(
-    body: str, delim: str, *, raw_strings: bool = False
-) -> tuple[dict[str, Any] | None, bool]:
-    """``{key:value,...}`` -> (arguments, complete); (None, True) if not in the format."""
-    reader = _Reader(body, delim, raw_strings)
-    try:
-        return reader.obj(), True
-    except _Cut:
-        return None, False
-    except _Bad:
-        return None, True
 
 
 def _extract(text: str, start_tok: str, end_tok: str, delim: str, family: str, raw: bool) -> list[Found]:
