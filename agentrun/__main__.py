@@ -1,5 +1,5 @@
 """``python -m agentrun``: the same as the ``agentrun`` command."""
 
-from agentrun.cli import main
+from agentrun._entry import main
 
 main()

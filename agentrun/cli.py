@@ -86,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except typer.Abort:  # click turns EOF on a prompt into Abort
         _print_error("aborted")
         sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # outside a command's own handler (typer builds the command first)
+        sys.exit(EXIT_INTERRUPTED)
     if isinstance(code, int) and code:  # typer.Exit(n), and Ctrl-C outside a command's own handler
         sys.exit(code)
 

@@ -40,11 +40,15 @@ def _read(path: str) -> str:
         return ""
 
 
+def _stat_fields(pid: int) -> list[str]:
+    """``/proc/<pid>/stat`` from field 3 (state) on; the command name before it may hold spaces
+    and parentheses, so it is cut at the last ")". Empty when there is no such process (or /proc)."""
+    return _read(f"/proc/{pid}/stat").rpartition(")")[2].split()
+
+
 def process_start_ticks(pid: int) -> str:
     """The process's start time in clock ticks since boot ("" when unknown: no /proc, no process)."""
-    stat = _read(f"/proc/{pid}/stat")
-    # the command name (field 2) may hold spaces and parentheses: count from the last ")"
-    fields = stat.rpartition(")")[2].split()
+    fields = _stat_fields(pid)
     return fields[19] if len(fields) > 19 else ""
 
 
@@ -84,6 +88,9 @@ def owner_alive(labels: Mapping[str, str]) -> bool | None:
         return False
     except PermissionError:
         pass  # exists, owned by another user
+    fields = _stat_fields(pid)
+    if fields and fields[0] in ("Z", "X"):  # killed, not yet reaped by its parent: gone all the same
+        return False
     recorded = labels.get(OWNER_START, "")
     return not recorded or process_start_ticks(pid) == recorded
 

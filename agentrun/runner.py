@@ -25,6 +25,7 @@ from agentrun.endpoints import Endpoint, open_endpoint
 from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.harbor import run as harbor_run
+from agentrun.liveness import RunLock
 from agentrun.messages import Tally
 from agentrun.meter import RequestMeter
 from agentrun.observer import NullObserver, RunObserver
@@ -59,6 +60,7 @@ class _Run:
     failure: BaseException | None = None
     started: float = field(default_factory=time.monotonic)
     discard: bool = False  # nothing happened worth keeping (the input was bad): remove the folder
+    lock: RunLock | None = None  # held while the run is alive: prune and resume go by it
 
     def fail(self, stop_reason: str, error: str, exc: BaseException) -> None:
         self.result.stop_reason, self.result.error, self.failure = stop_reason, error, exc
@@ -127,10 +129,20 @@ def _open_run(config: RunConfig, log: Log) -> _Run:
     )
     result.unsupported, result.image_substitutions = harbor_run.task_notes(task, config.image_map, log)
     result.image = image
+    lock = _lock_run(run_dir)
     trajectory = Trajectory(
         run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key]
     )
-    return _Run(config, task, run_dir, result, trajectory, log)
+    run = _Run(config, task, run_dir, result, trajectory, log)
+    run.lock = lock
+    return run
+
+
+def _lock_run(run_dir: Path) -> RunLock:
+    try:
+        return RunLock(run_dir).acquire()
+    except BlockingIOError:
+        raise UserError(f"run {run_dir} is in progress in another process") from None
 
 
 def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
@@ -180,6 +192,7 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
 
 def _start_sandbox(run: _Run, stack: contextlib.ExitStack) -> Any:
     """The task's sandbox in its profile (strict or harbor), with its compose services if any."""
+    _reap_dead_runs(run.log)
     image, run_id, image_map = run.result.image or "", run.result.run_id, run.config.image_map
     return stack.enter_context(
         harbor_run.start_sandbox(
@@ -277,6 +290,7 @@ def _close_run(run: _Run) -> None:
     run.observer.flush()
     if run.discard:
         run.trajectory.close()
+        _unlock(run)
         shutil.rmtree(run.run_dir, ignore_errors=True)
         return
     run.trajectory.append("run_end", result=result)
@@ -284,6 +298,28 @@ def _close_run(run: _Run) -> None:
     _write_atif(run.trajectory.path, run.run_dir / "trajectory.atif.json", run.log)
     scrubbed = Scrubber([run.config.api_key]).data(result.model_dump(mode="json"))  # strings, before encoding
     (run.run_dir / "result.json").write_text(json.dumps(scrubbed, indent=2, ensure_ascii=False))
+    _unlock(run)
+
+
+def _unlock(run: _Run) -> None:
+    if run.lock is not None:
+        run.lock.release()
+        run.lock = None
+
+
+def _reap_dead_runs(log: Log) -> None:
+    """What SIGKILLed runs left behind goes at the next start; only theirs (owners are checked)."""
+    from docker.errors import DockerException
+
+    from agentrun.sandbox.container import prune
+
+    try:
+        removed = prune()
+    except (AgentrunError, DockerException) as exc:  # cleanup must not stop a run
+        log(f"could not look for containers of dead runs: {exc}")
+        return
+    if removed:
+        log(f"removed {removed} container(s) left by runs that died")
 
 
 def _make_observer(

@@ -45,11 +45,14 @@ def build(
 
 
 def prune_containers() -> None:
-    """Remove every container agentrun left behind (label agentrun=1)."""
+    """Remove the containers of runs that died (SIGKILL, OOM, reboot); live runs keep theirs."""
     from agentrun.sandbox.docker import prune
 
     count = prune()
-    console.print(f"removed {count} agentrun container{'s' if count != 1 else ''}")
+    console.print(
+        f"removed {count} container{'s' if count != 1 else ''} of dead agentrun runs"
+        " (containers of runs still in progress are left alone)"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -33,6 +33,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
+from agentrun.sandbox import owned
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
 from agentrun.sandbox.profiles import HARBOR
@@ -109,8 +110,9 @@ class HarborSandbox:
         logs = Path(root).resolve() / "logs"
         for sub in ("agent", "verifier", "artifacts"):
             (logs / sub).mkdir(parents=True, exist_ok=True)
-        container = client.containers.run(
-            image,
+        container = owned.run_owned(
+            client,
+            image=image,
             command=["sleep", "infinity"],
             name=f"agentrun-{_slug(run_id)}-{role}-{secrets.token_hex(3)}",
             detach=True,
@@ -306,6 +308,7 @@ class HarborSandbox:
         self._drop_channel()
         with contextlib.suppress(NotFound, APIError, DockerException):
             self.container.remove(force=True)
+        owned.disowned(self.container.name)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -279,6 +280,12 @@ class _HTTPServer(ThreadingHTTPServer):
     # connections at once; each dropped one costs the client a 1 s (then 3 s) retransmit
     request_queue_size = 1024
     owner: ReplayServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (a run interrupted by Ctrl-C mid-request) is no error to print."""
+        if isinstance(sys.exc_info()[1], BrokenPipeError | ConnectionResetError):
+            return
+        super().handle_error(request, client_address)
 
 
 class ReplayServer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import secrets
 import socket
 import tarfile
 import time
@@ -19,7 +20,9 @@ from typing import Any
 import docker
 from docker.errors import APIError, DockerException, NotFound
 
+from agentrun import liveness
 from agentrun.errors import DockerUnavailable, SandboxError
+from agentrun.sandbox import owned
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import split_frames
 
@@ -60,14 +63,19 @@ def connect(timeout: int | None = 60) -> docker.DockerClient:
 
 
 def prune(client: docker.DockerClient | None = None, *, run_id: str | None = None) -> int:
-    """Remove every container labelled ``agentrun`` (leftovers of crashed runs); return how many.
+    """Remove the containers of dead runs (their owner process is gone); return how many.
 
-    ``run_id`` limits it to one run's containers.
+    A label only says a container is agentrun's, so the owner recorded on it decides
+    (``liveness.is_dead``): a live run's containers, or ones whose owner this machine cannot
+    check, are left alone. ``run_id`` removes that run's containers whoever owns them (its
+    caller knows the run is over).
     """
     client = client or connect()
     filters = [f"{LABEL}=1"] + ([f"{LABEL}.run_id={run_id}"] if run_id else [])
     removed = 0
     for container in client.containers.list(all=True, filters={"label": filters}):
+        if run_id is None and not liveness.is_dead(container.labels):
+            continue
         with contextlib.suppress(NotFound):
             container.remove(force=True, v=True)
             removed += 1
@@ -224,7 +232,8 @@ def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None
 
 def copy_image_workspace(client: docker.DockerClient, image: str, dest: Path) -> None:
     """Copy what the image holds in /workspace (starter files) into the host folder."""
-    container = client.api.create_container(image, command=["true"], labels={LABEL: "1"})
+    name = f"agentrun-copy-{secrets.token_hex(6)}"
+    container = owned.create_owned(client, image, name=name, command=["true"], labels={LABEL: "1"})
     try:
         stream, _ = client.api.get_archive(container["Id"], "/workspace")
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
@@ -239,4 +248,4 @@ def copy_image_workspace(client: docker.DockerClient, image: str, dest: Path) ->
     except NotFound:
         pass  # the image has no /workspace
     finally:
-        client.api.remove_container(container["Id"], force=True)
+        owned.remove(name)

@@ -44,7 +44,7 @@ from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
-from agentrun.sandbox import hostfs
+from agentrun.sandbox import hostfs, owned
 from agentrun.sandbox.arguments import bound_arguments
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
@@ -316,6 +316,7 @@ class DockerSandbox:
             verifier.close()
         with contextlib.suppress(NotFound, APIError, DockerException):
             self.container.remove(force=True)
+        owned.disowned(self.container.name)
         if not self._keep_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -361,8 +362,9 @@ def _run_container(
     for folder in (ws, root / "logs"):
         hostfs.chown_tree(folder, uid, gid)
     (root / "tests").chmod(0o755)
-    container = client.containers.run(
-        image,
+    container = owned.run_owned(  # claimed before the engine makes it: Ctrl-C at any moment is covered
+        client,
+        image=image,
         command=["sleep", "infinity"],
         name=f"agentrun-{ct.slug(run_id)}-{secrets.token_hex(3)}",
         detach=True,

@@ -29,6 +29,7 @@ from docker.types import Mount
 
 from agentrun.errors import SandboxError
 from agentrun.sandbox import container as ct
+from agentrun.sandbox import owned
 from agentrun.sandbox.base import ExecResult
 
 VERIFIER_UID = 1001
@@ -102,6 +103,7 @@ class DockerVerifier:
         self._closed = True
         with contextlib.suppress(NotFound, APIError, DockerException):
             self.container.remove(force=True, v=True)
+        owned.disowned(self.container.name)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -127,8 +129,9 @@ def _run(
     client: docker.DockerClient, image: str, run_id: str, limits: dict[str, Any], env: dict[str, str]
 ) -> Any:
     """The container: labelled with the run (``prune`` finds it), no bind mount at all."""
-    return client.containers.run(
-        image,
+    return owned.run_owned(  # claimed before the engine makes it: Ctrl-C at any moment is covered
+        client,
+        image=image,
         command=["sleep", "infinity"],
         name=f"agentrun-verify-{ct.slug(run_id)}-{secrets.token_hex(3)}",
         detach=True,
