@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import sys
 import threading
 import time
 from collections import deque
@@ -87,12 +86,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._track(self.connection, add=True)
 
     def handle(self) -> None:
-        with contextlib.suppress(ConnectionResetError):  # a client that reset an idle keep-alive connection
+        # a client that went away: reset an idle keep-alive connection, or was interrupted mid-stream
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             super().handle()
 
     def finish(self) -> None:
         try:
-            super().finish()
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # flushing to a client gone
+                super().finish()
         finally:
             self.server.owner._track(self.connection, add=False)
 
@@ -280,12 +281,6 @@ class _HTTPServer(ThreadingHTTPServer):
     # connections at once; each dropped one costs the client a 1 s (then 3 s) retransmit
     request_queue_size = 1024
     owner: ReplayServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that went away (a run interrupted by Ctrl-C mid-request) is no error to print."""
-        if isinstance(sys.exc_info()[1], BrokenPipeError | ConnectionResetError):
-            return
-        super().handle_error(request, client_address)
 
 
 class ReplayServer:
