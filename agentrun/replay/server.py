@@ -86,8 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._track(self.connection, add=True)
 
     def handle(self) -> None:
-        # a client that went away: reset an idle keep-alive connection, or was interrupted mid-stream
-        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # a client gone (reset, Ctrl-C)
             super().handle()
 
     def finish(self) -> None:
