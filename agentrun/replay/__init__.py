@@ -10,7 +10,8 @@ that reports cached tokens and serves ``/metrics``. Everything it says is labell
 ::
 
     script.py     Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task
-    server.py     ReplayServer and its hook protocols (TurnMutator, PromptCache)
+    server.py     ReplayServer: the HTTP server
+    hooks.py      its hook protocols (TurnMutator, PromptCache) and RequestRecord
     reply.py      Reply: a turn as the deltas, finish reason and usage a vLLM server would send
     faults.py     FaultInjector: seeded faults the way real model families get tool calls wrong
     textcalls.py  render_text_calls: tool calls written as text, per model family
@@ -20,6 +21,7 @@ that reports cached tokens and serves ``/metrics``. Everything it says is labell
 
 from agentrun.replay.build import GPU_KV_TOKENS, build_server, describe
 from agentrun.replay.faults import FaultInjector
+from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.kvsim import KVCacheSimulator
 from agentrun.replay.script import (
     CLOSING_TURN,
@@ -33,7 +35,7 @@ from agentrun.replay.script import (
     script_from_task,
     tokenize,
 )
-from agentrun.replay.server import PromptCache, ReplayServer, RequestRecord, TurnMutator
+from agentrun.replay.server import ReplayServer
 
 __all__ = [
     "CLOSING_TURN",

@@ -23,52 +23,16 @@ import socket
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any
 
+from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.reply import Reply, prompt_tokens
-from agentrun.replay.script import LABEL, MAX_RETRIES, Script, ScriptTurn, plan_turn
+from agentrun.replay.script import LABEL, MAX_RETRIES, Script, plan_turn
 
 __all__ = ["PromptCache", "ReplayServer", "RequestRecord", "TurnMutator"]
 
 _POLL_S = 0.05  # how often serve_forever looks for a stop request; stop() waits up to this long
-
-
-class TurnMutator(Protocol):
-    """Turns a clean scripted turn into what a flawed model would send (``faults.FaultInjector``)."""
-
-    def mutate(
-        self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int
-    ) -> ScriptTurn: ...
-
-
-class PromptCache(Protocol):
-    """Imitates a server's prefix cache: says how many prompt tokens were cached.
-
-    A cache may also define ``on_finish(completion_tokens: int) -> None`` (optional, looked
-    up with ``getattr``): the server calls it once for every ``on_request``, after it has
-    sent the last chunk of that response or given up on it (the client went away), with the
-    completion tokens actually produced: ``completion_tokens`` of ``on_request`` for a
-    whole response, fewer for a stream cut short.
-    """
-
-    def on_request(self, prompt_tokens: list[str], completion_tokens: int) -> int: ...
-
-    def metrics_text(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One chat request as the server saw it."""
-
-    turn_index: int
-    attempt: int
-    stream: bool
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int | None
-    finish_reason: str
 
 
 class _Handler(BaseHTTPRequestHandler):
