@@ -24,6 +24,9 @@ from collections.abc import Iterator
 from typing import Any
 
 _FRAME_HEADER = ">BxxxL"  # stream id (1 stdout, 2 stderr), 3 zero bytes, payload length
+# Replies are small (tool output is capped in the runtime); the agent's processes run as the
+# runtime's uid and can write to its stdout through /proc/<pid>/fd, so nothing is trusted.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class ChannelClosed(Exception):
@@ -62,7 +65,7 @@ class Channel:
             line = self._next_line(deadline)
             try:
                 reply = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # the agent can write to this pipe too
                 self.stderr.append(f"(stray stdout) {line[:200]!r}")
                 continue
             if isinstance(reply, dict) and reply.get("id") == message["id"]:
@@ -73,8 +76,10 @@ class Channel:
             stream, payload = self._next_frame(deadline)
             if stream == 1:
                 self._lines += payload
+                if len(self._lines) > MAX_LINE_BYTES:
+                    raise ChannelClosed(f"the tool runtime sent a line over {MAX_LINE_BYTES >> 20} MB")
             else:
-                self.stderr.extend(payload.decode(errors="replace").splitlines())
+                self.stderr.extend(line[:500] for line in payload.decode(errors="replace").splitlines())
         line, _, rest = bytes(self._lines).partition(b"\n")
         self._lines = bytearray(rest)
         return line

@@ -35,12 +35,12 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError
+from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, ToolErrorKind
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
@@ -169,15 +169,17 @@ class DockerSandbox:
             self._check_open()
             channel = self._channel or self._restart_channel()
             try:
-                reply = channel.request({"id": call_id, "tool": name, "args": arguments}, timeout=deadline)
+                # a fresh wire id: a stale reply (or one the agent forged into the pipe) never matches
+                wire_id = f"{call_id}#{secrets.token_hex(8)}"
+                reply = channel.request({"id": wire_id, "tool": name, "args": arguments}, timeout=deadline)
             except (ChannelTimeout, ChannelClosed) as exc:
                 return self._failed_call(call_id, name, exc, deadline)
-        error = reply.get("error")
+        error, output = reply.get("error"), reply.get("output", "")
         return ToolResult(
             call_id=call_id,
             name=name,
-            output=str(reply.get("output", "")),
-            error=error if error in TOOL_ERROR_KINDS or error is None else "runtime",
+            output=output if isinstance(output, str) else "(the tool runtime sent a malformed reply)",
+            error=_error_kind(error),
             exit_code=reply.get("exit_code") if isinstance(reply.get("exit_code"), int) else None,
             truncated=bool(reply.get("truncated")),
             duration_s=_seconds(reply.get("duration_s")),
@@ -202,7 +204,7 @@ class DockerSandbox:
         started = time.perf_counter()
         with self._lock:
             channel = self._channel or self._restart_channel()
-            channel.request({"id": "ping", "op": "ping"}, timeout=30)
+            channel.request({"id": f"ping#{secrets.token_hex(8)}", "op": "ping"}, timeout=30)
         return time.perf_counter() - started
 
     def _drop_channel(self) -> None:
@@ -330,6 +332,13 @@ class DockerSandbox:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+
+def _error_kind(value: Any) -> ToolErrorKind | None:
+    """A reply's error as a ``ToolErrorKind``: anything unknown (or not a string) is "runtime"."""
+    if value is None:
+        return None
+    return cast(ToolErrorKind, value) if isinstance(value, str) and value in TOOL_ERROR_KINDS else "runtime"
 
 
 def _seconds(value: Any) -> float:

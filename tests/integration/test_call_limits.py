@@ -99,3 +99,17 @@ def test_a_hung_file_tool_is_stopped_at_its_deadline(sandbox: DockerSandbox) -> 
         sandbox.file_tool_deadline_s = 60
     assert shell(sandbox, OTHERS).output.strip() == "[exit code: 0]"  # the stuck runtime is gone
     assert shell(sandbox, "echo alive").output.startswith("alive")
+
+
+def test_lines_forged_into_the_runtime_pipe_do_not_crash_the_host(sandbox: DockerSandbox) -> None:
+    """The agent's processes share the runtime's uid, so they can write to its protocol pipe
+    (fd 3): a line nested 100,000 deep, and a reply for a guessed id with odd types."""
+    forge = (
+        "import sys\n"
+        "sys.stdout.write('[' * 100000 + ']' * 100000 + '\\n')\n"
+        'sys.stdout.write(\'{"id": "c", "output": [[1]], "error": [1], "exit_code": "0"}\\n\')\n'
+    )
+    assert sandbox.call("w", "write_file", {"path": "forge.py", "content": forge}).ok
+    result = shell(sandbox, "python3 forge.py > /proc/$PPID/fd/3; echo forged")
+    assert result.error is None and result.output == "forged\n[exit code: 0]", result.output
+    assert shell(sandbox, "echo alive").output == "alive\n[exit code: 0]"  # no stale reply taken
