@@ -56,6 +56,8 @@ def register(app: typer.Typer) -> None:
         api_key: ApiKey = None,
         results: ResultsDir = Path("results"),
         base_image: BaseImage = None,
+        temperature: float | None = None,
+        max_turns: int | None = None,
         image_map: ImageMap = None,
         image_map_file: ImageMapFile = None,
     ) -> None:
@@ -66,6 +68,7 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
         if mode not in ("direct", "corrected"):
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
+        image_mapping = parse_image_map(image_map or [], image_map_file or [])
         tasks = find_tasks(dirs)
         base = RunConfig(
             task=str(tasks[0]),
@@ -74,7 +77,9 @@ def register(app: typer.Typer) -> None:
             **_endpoint_args(base_url, model, api_key),
             results_dir=results,
             base_image=base_image,
-            image_map=parse_image_map(image_map or [], image_map_file or []),
+            temperature=temperature,
+            max_turns=max_turns,
+            image_map=image_mapping,
         )
         _sigterm_as_interrupt()
 

@@ -126,6 +126,18 @@ CASES = [
         "task todo-cli --base-url http://127.0.0.1:{dead_port}/v1 --model m --results {results}",
         "cannot reach",
     ),
+    c("task-image-map", "task todo-cli --image-map nope --results {results}", "is not FROM=TO"),
+    c(
+        "task-image-map-file",
+        "task todo-cli --image-map-file {tmp}/missing.txt --results {results}",
+        "missing.txt",
+    ),
+    # -- run (many tasks)
+    c("run-no-folder", "run {tmp}/missing --results {results}", "no such folder"),
+    c("run-not-a-task-folder", "run {dir} --results {results}", "neither a task"),
+    c("run-agent", "run {dir} --agent robot --results {results}", "--agent"),
+    c("run-concurrency-0", "run {dir} --concurrency 0 --results {results}", "--concurrency"),
+    c("run-image-map", "run {dir} --image-map nope --results {results}", "is not FROM=TO"),
     # -- tasks
     c("tasks-extra-argument", "tasks extra", "unexpected extra argument"),
     # -- compare
