@@ -21,6 +21,7 @@ the CPU of all its processes (``RUSAGE_CHILDREN``) over its requests.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import resource
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentrun.load import client as client_module
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
 from agentrun.load.replay_run import ReplayOptions, run_replay
@@ -37,9 +39,13 @@ from agentrun.load.stats import percentile
 from agentrun.load.workload import PreparedSession, load_workload
 
 
-def start_server(ttft: float, token_delay: float) -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "agentrun", "replay", "serve", "--task", "todo-cli", "--port", "0"]
-    cmd += ["--ttft", str(ttft), "--token-delay", str(token_delay), "--kv-gpu-tokens", "0"]
+def start_server(ttft: float, token_delay: float, stamped: bool = False) -> tuple[subprocess.Popen[str], str]:
+    if stamped:
+        cmd = [sys.executable, str(Path(__file__).with_name("stamped_server.py")), "--port", "0"]
+    else:
+        cmd = [sys.executable, "-m", "agentrun", "replay", "serve", "--task", "todo-cli", "--port", "0"]
+        cmd += ["--kv-gpu-tokens", "0"]
+    cmd += ["--ttft", str(ttft), "--token-delay", str(token_delay)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
@@ -55,8 +61,50 @@ def _errors(values: list[float], truth: float) -> dict[str, float]:
     return {"p50_ms": percentile(errors, 50) * 1000, "p99_ms": percentile(errors, 99) * 1000}
 
 
+class Stamps:
+    """Per output chunk of every request: client arrival - server write, and server write - due."""
+
+    def __init__(self) -> None:
+        self.delivery: list[list[float]] = []
+        self.server_late: list[float] = []
+
+    def add(self, lateness: list[float]) -> None:
+        if lateness:
+            self.delivery.append(lateness)
+
+    def errors(self) -> dict[str, Any]:
+        ttft = sorted(abs(r[0]) for r in self.delivery)
+        itl = sorted(abs(b - a) for r in self.delivery for a, b in itertools.pairwise(r))
+        late = sorted(self.server_late) or [0.0]
+        return {
+            "ttft_err": {"p50_ms": percentile(ttft, 50) * 1000, "p99_ms": percentile(ttft, 99) * 1000},
+            "itl_err": {"p50_ms": percentile(itl, 50) * 1000, "p99_ms": percentile(itl, 99) * 1000},
+            "server_late_p99_ms": percentile(late, 99) * 1000,
+        }
+
+
+def _watch_agentrun(stamps: Stamps) -> None:
+    """Wrap the replay client's chunk handler to read each chunk's server stamps (bench only)."""
+    original = client_module._feed
+    current: dict[int, list[float]] = {}
+
+    def feed(m: Any, chunk: dict[str, Any], now: float, last: list[float]) -> None:
+        before = m.ttft_s
+        original(m, chunk, now, last)
+        if "t_sent" not in chunk:
+            if chunk.get("usage"):
+                stamps.add(current.pop(id(m), []))
+            return
+        if before is None:
+            current[id(m)] = []
+        current.setdefault(id(m), []).append(m.sent + now - chunk["t_sent"])
+        stamps.server_late.append(chunk["t_sent"] - chunk["t_due"])
+
+    client_module._feed = feed  # type: ignore[assignment]
+
+
 def agentrun_level(
-    base_url: str, sessions: int, ttft: float, token_delay: float, scale: float
+    base_url: str, sessions: int, ttft: float, token_delay: float, scale: float, stamped: bool = False
 ) -> dict[str, Any]:
     prepared = [PreparedSession(s, "replay") for s in load_workload(["todo-cli"]).sessions]
     # sessions arrive over about 10 s (seeded Poisson), then run side by side: a herd of 64
@@ -72,6 +120,9 @@ def agentrun_level(
         default_sessions=1,
     )
     options = ReplayOptions(base_url, "replay", time_scale=scale)
+    stamps = Stamps()
+    if stamped:
+        _watch_agentrun(stamps)
     cpu0, wall0 = _cpu_s(), time.perf_counter()
     records, _ = run_replay(prepared, plan, options, LoadProgress(plan.sessions), time.perf_counter())
     cpu, wall = _cpu_s() - cpu0, time.perf_counter() - wall0
@@ -89,7 +140,24 @@ def agentrun_level(
         "itl_err": _errors(gaps, token_delay),
         "cpu_ms_per_request": cpu / max(1, len(records)) * 1000,
         "wall_s": wall,
+        **(stamps.errors() if stamped else {}),
     }
+
+
+def aiperf_stamps(folder: Path) -> dict[str, Any]:
+    """The same delivery errors from AIPerf's raw export (its ``perf_ns`` per response)."""
+    stamps = Stamps()
+    for line in (folder / "profile_export_raw.jsonl").read_text().splitlines():
+        lateness = []
+        for response in json.loads(line).get("responses") or ():
+            for packet in response.get("packets") or ():
+                value = packet.get("value") or ""
+                if '"t_sent"' in value:
+                    chunk = json.loads(value)
+                    lateness.append(response["perf_ns"] / 1e9 - chunk["t_sent"])
+                    stamps.server_late.append(chunk["t_sent"] - chunk["t_due"])
+        stamps.add(lateness)
+    return stamps.errors()
 
 
 _TOKENIZER = """
@@ -128,7 +196,14 @@ def aiperf_dataset(out: Path, sessions: int) -> Path:
 
 
 def aiperf_level(
-    peer_bin: str, base_url: str, sessions: int, turns: int, ttft: float, token_delay: float, out: Path
+    peer_bin: str,
+    base_url: str,
+    sessions: int,
+    turns: int,
+    ttft: float,
+    token_delay: float,
+    out: Path,
+    stamped: bool = False,
 ) -> dict[str, Any]:
     """AIPerf on the same conversations at the same concurrency, its per-record timings vs the truth.
 
@@ -147,6 +222,8 @@ def aiperf_level(
     ]  # fmt: skip
     if sessions > 1:
         cmd += ["--concurrency-ramp-duration", "10"]
+    if stamped:
+        cmd += ["--export-level", "raw"]
     env = {**__import__("os").environ, "HF_HOME": str(out / "hf"), "HF_HUB_OFFLINE": "1"}
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -171,20 +248,22 @@ def aiperf_level(
         "itl_err": _errors(gaps, token_delay),
         "cpu_ms_per_request": cpu / max(1, len(rows)) * 1000,
         "wall_s": wall,
+        **(aiperf_stamps(folder) if stamped else {}),
     }
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = "| tool | sessions | requests | TTFT p50 / p99 ms | TTFT err p50 / p99 ms | ITL err p50 / p99 ms | client CPU ms/request |"
-    lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
+    head = "| tool | sessions | requests | TTFT p50 / p99 ms | TTFT err p50 / p99 ms | ITL err p50 / p99 ms | client CPU ms/request | server late p99 ms |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['tool']} | {r['sessions']} | failed: {r['error'][:80]!r} | | | | |")
+            lines.append(f"| {r['tool']} | {r['sessions']} | failed: {r['error'][:80]!r} | | | | | |")
             continue
         lines.append(
             f"| {r['tool']} | {r['sessions']} | {r['requests']} | {r['ttft_p50_ms']:.2f} / {r['ttft_p99_ms']:.2f} | "
             f"{r['ttft_err']['p50_ms']:.2f} / {r['ttft_err']['p99_ms']:.2f} | "
-            f"{r['itl_err']['p50_ms']:.3f} / {r['itl_err']['p99_ms']:.3f} | {r['cpu_ms_per_request']:.2f} |"
+            f"{r['itl_err']['p50_ms']:.3f} / {r['itl_err']['p99_ms']:.3f} | {r['cpu_ms_per_request']:.2f} | "
+            + (f"{r['server_late_p99_ms']:.2f} |" if "server_late_p99_ms" in r else "- |")
         )
     return "\n".join(lines)
 
@@ -198,18 +277,29 @@ def main() -> None:
     parser.add_argument("--peer", choices=["none", "aiperf"], default="none")
     parser.add_argument("--peer-bin", default="aiperf")
     parser.add_argument("--out", type=Path, default=Path("results/bench-load-fidelity"))
+    parser.add_argument(
+        "--server",
+        choices=["replay", "stamped"],
+        default="replay",
+        help="replay: errors against the replay model's schedule; stamped: against each chunk's write time",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    server, base_url = start_server(args.ttft, args.token_delay)
+    stamped = args.server == "stamped"
+    server, base_url = start_server(args.ttft, args.token_delay, stamped)
     rows = []
     try:
         turns = len(load_workload(["todo-cli"]).sessions[0].requests)
         for level in (int(x) for x in args.levels.split(",")):
-            rows.append(agentrun_level(base_url, level, args.ttft, args.token_delay, args.time_scale))
+            rows.append(
+                agentrun_level(base_url, level, args.ttft, args.token_delay, args.time_scale, stamped)
+            )
             print(table(rows[-1:]), flush=True)
             if args.peer == "aiperf":
                 rows.append(
-                    aiperf_level(args.peer_bin, base_url, level, turns, args.ttft, args.token_delay, args.out)
+                    aiperf_level(
+                        args.peer_bin, base_url, level, turns, args.ttft, args.token_delay, args.out, stamped
+                    )
                 )
                 print(table(rows[-1:]), flush=True)
     finally:
