@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 import shlex
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agentrun.errors import SandboxError
+from agentrun.harbor.sandbox import resolve_env
 from agentrun.messages import Tally
 from agentrun.rewards import REWARD_JSON, REWARD_TXT, RewardParseError, parse_rewards, primary_reward
 from agentrun.sandbox import Sandbox
@@ -186,7 +188,8 @@ def run_hidden_tests(task: TaskSpec, sandbox: Sandbox, workspace: bytes | None =
     if workspace is None:
         sandbox.stop_agent()
         workspace = sandbox.workspace_archive()
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in task.config.verifier.env.items())
+    values = resolve_env(task.config.verifier.env, dict(os.environ))  # ${VAR} / ${VAR:-default}, as Harbor
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
     with contextlib.closing(sandbox.open_verifier(workspace)) as verifier:
         verifier.put_dir(task.tests_dir, "/tests")
         result = verifier.exec(f"{env} bash /tests/test.sh", timeout=task.config.verifier.timeout_sec)
