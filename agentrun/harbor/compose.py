@@ -100,7 +100,9 @@ def _overlay(
 ) -> dict[str, Any]:
     """Our override: services prebuilt under our tags, the project network internal unless allowed."""
     # labelled as agentrun's, so `agentrun sandbox prune` removes what a crashed run left
-    labels = {"agentrun": "1", "agentrun.run_id": run_id, "agentrun.role": "service"}
+    from agentrun.liveness import owner_labels  # whose run it is: prune removes only a dead run's
+
+    labels = {"agentrun": "1", "agentrun.run_id": run_id, "agentrun.role": "service", **owner_labels()}
     built: dict[str, Any] = {name: {"labels": labels} for name in services}
     for name, service in services.items():
         build = service.get("build")
