@@ -23,7 +23,11 @@ class RawText(str):
 
 @dataclass(frozen=True)
 class Found:
-    """One call found in text."""
+    """One candidate call: found in text by an extractor, or sent natively (``family`` "native").
+
+    The repair pipeline's one candidate type: extractors fill in what they saw; the pipeline
+    adds the call ``id``, where the call came from (``origin``) and its ``source_text``.
+    """
 
     name: str
     arguments: str | dict[str, Any]  # raw JSON text, or decoded (values may be RawText)
@@ -33,6 +37,9 @@ class Found:
     strict: bool = True
     closed: bool = True  # False: the envelope or JSON was never closed (cut off?)
     fixes: tuple[str, ...] = field(default=())  # invalid-JSON fixes made to the envelope's body
+    id: str = ""
+    origin: str = "content"  # "native" | "content" | "reasoning"
+    source_text: str = ""  # the text the call was cut out of (empty for a native call)
 
 
 def balanced_end(text: str, start: int) -> int | None:

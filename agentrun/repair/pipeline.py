@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
@@ -47,20 +47,6 @@ def _dump(value: Any) -> str:
 
 
 @dataclass
-class _Candidate:
-    id: str
-    name: str
-    arguments: str | dict[str, Any]
-    origin: str  # "native" | "content" | "reasoning"
-    strict: bool = True
-    closed: bool = True
-    span: tuple[int, int] | None = None
-    family: str = "native"
-    source_text: str = ""
-    fixes: tuple[str, ...] = ()  # invalid-JSON fixes the extractor made to the text around the call
-
-
-@dataclass
 class _Run:
     """Mutable state of one ``correct`` call (never escapes it)."""
 
@@ -78,7 +64,7 @@ class _Run:
             RepairEvent(kind=kind, call_id=call_id, before=_clip(before), after=_clip(after), detail=detail)
         )
 
-    def reject(self, cand: _Candidate, reason: RejectionReason, message: str, **kw: Any) -> None:
+    def reject(self, cand: Found, reason: RejectionReason, message: str, **kw: Any) -> None:
         raw = cand.arguments if isinstance(cand.arguments, str) else _dump(cand.arguments)
         rej = ToolRejection(cand.id, cand.name, reason, message, arguments=valid_json_or_empty(raw), **kw)
         self.rejected.append(rej)
@@ -93,9 +79,9 @@ def _text_id(origin: str, index: int, text: str) -> str:
 
 def _candidates_from_text(
     text: str, origin: str, *, loose: bool, known: set[str]
-) -> tuple[list[_Candidate], str | None]:
+) -> tuple[list[Found], str | None]:
     """Candidates in ``text`` and the text left once they are cut out."""
-    cands: list[_Candidate] = []
+    cands: list[Found] = []
     spans: list[tuple[int, int]] = []
     groups = find_text_calls(text, loose=loose)
     if origin == "reasoning":
@@ -108,7 +94,7 @@ def _candidates_from_text(
         spans.append((group[0].start, group[0].end))
         for f in kept:
             cid = _text_id(origin, len(cands), text[f.start : f.end])
-            cands.append(_candidate_from_found(f, cid, origin, text[f.start : f.end]))
+            cands.append(replace(f, id=cid, origin=origin, source_text=text[f.start : f.end]))
     return cands, remove_spans(text, spans)
 
 
@@ -122,16 +108,15 @@ def _loose_is_call(found: Found, known: set[str]) -> bool:
     return text.startswith("{") or text.startswith('"{') or "'name'" in text or '"name"' in text
 
 
-def _candidate_from_found(f: Found, cid: str, origin: str, source: str) -> _Candidate:
-    return _Candidate(
-        cid, f.name, f.arguments, origin, f.strict, f.closed, (f.start, f.end), f.family, source, f.fixes
-    )
+def _native(call_id: str, name: str, arguments: str | dict[str, Any], origin: str = "native") -> Found:
+    """A candidate that was not cut out of text: a native call, or one rebuilt by the pipeline."""
+    return Found(name, arguments, 0, 0, "native", id=call_id, origin=origin)
 
 
 _EDITOR_COMMANDS = tool_facts().editor_commands  # declared next to each tool in tools/builtin.py
 
 
-def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSpec | None:
+def _resolve(run: _Run, cand: Found, args: dict[str, Any] | None) -> ToolSpec | None:
     name, how = resolve_tool_name(cand.name, run.tools)
     if normalize_name(cand.name) in ("str_replace_editor", "str_replace_based_edit_tool") and args:
         by_command = _EDITOR_COMMANDS.get(str(args.get("command")))
@@ -145,11 +130,10 @@ def _resolve(run: _Run, cand: _Candidate, args: dict[str, Any] | None) -> ToolSp
         return None
     if how != "exact":
         run.event("unknown_tool", cand.id, cand.name, name, detail=how)
-        cand.name = name
     return run.tools[name]
 
 
-def _parse(run: _Run, cand: _Candidate) -> list[dict[str, Any]] | None:
+def _parse(run: _Run, cand: Found) -> list[dict[str, Any]] | None:
     parsed = parse_arguments(cand.arguments) if isinstance(cand.arguments, str) else None
     if not cand.closed or (parsed is not None and parsed.cut_off):
         # never run a call whose arguments did not end, whatever finish_reason says
@@ -192,7 +176,7 @@ def _typed(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def _finish(run: _Run, cand: _Candidate, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:
+def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:
     coerced = coerce_arguments(_typed(args, spec), spec.parameters)
     for fix, before, after in coerced.changes:
         run.event("schema_coercion", call_id, before, after, detail=fix)
@@ -201,13 +185,13 @@ def _finish(run: _Run, cand: _Candidate, call_id: str, spec: ToolSpec, args: dic
         detail = "; ".join(f"field {f!r}: expected {exp}, got {got}" for f, exp, got in problems)
         message = f"The call to {spec.name!r} was not run: {detail}. Send it again with corrected arguments."
         first = problems[0]
-        sub = _Candidate(call_id, spec.name, coerced.arguments, cand.origin)
+        sub = _native(call_id, spec.name, coerced.arguments, cand.origin)
         run.reject(sub, "schema", message, field=first[0], expected=first[1])
         return
     run.calls.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
 
 
-def _process(run: _Run, cand: _Candidate) -> None:
+def _process(run: _Run, cand: Found) -> None:
     objects = _parse(run, cand)
     if objects is None:
         return
@@ -272,7 +256,7 @@ def _correct(
     known = set(run.tools)
     content, think = split_think(message.content)
     reasoning = "\n".join(t for t in (message.reasoning or "", think) if t)
-    cands = [_Candidate(c.id, c.name, c.arguments, "native") for c in message.tool_calls]
+    cands = [_native(c.id, c.name, c.arguments) for c in message.tool_calls]
     found, content = _candidates_from_text(content or "", "content", loose=not cands, known=known)
     cands += found
     if not cands and reasoning:
@@ -306,7 +290,7 @@ def _truncated(run: _Run, content: str | None, reasoning: str) -> Correction:
     """A reply cut off at the token limit runs nothing: its calls go back as ``truncated``."""
     for call in run.calls:
         run.reject(
-            _Candidate(call.id, call.name, call.arguments, "native"),
+            _native(call.id, call.name, call.arguments),
             "truncated",
             f"The reply was cut off at the output token limit; the call to {call.name!r} was not run.",
         )

@@ -53,7 +53,8 @@ class ToolRejection:
         return _ERROR_KINDS[self.reason]
 
 
-_ERROR_KINDS: dict[str, ToolErrorKind] = {
+# each rejection is reported with the ToolErrorKind of the tool result that carries it
+_ERROR_KINDS: dict[RejectionReason, ToolErrorKind] = {
     "unknown_tool": "unknown_tool",
     "invalid_json": "parsing",
     "schema": "validation",

@@ -33,8 +33,9 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any
 
+from agentrun.messages import RepairKind
 from agentrun.repair.jsonfix import parse_arguments
 from agentrun.repair.names import TOOL_ALIASES
 from agentrun.replay.script import plan_turn
@@ -42,7 +43,15 @@ from agentrun.replay.textcalls import FAMILIES, MIXES, render_text_calls
 
 __all__ = ["FAMILIES", "FAULT_KINDS", "MIXES", "FaultInjector", "damage_arguments", "render_text_calls"]
 
-FaultKind = Literal[
+# Weighted by what served models get wrong most: a call leaked into the text (the server's tool
+# parser misses the native format; the local Qwen2.5-Coder does it on every call) three times as
+# often as each other kind, a reply that only reasons (the seed's eviction run lost 2 of 6 long
+# requests that way) twice as often.
+KIND_WEIGHTS: dict[str, int] = {"text_tool_call": 3, "reasoning_only": 2}
+
+# The repair kinds a fault can be injected as (one vocabulary: a fault is named after the repair that
+# undoes it); the order matters, the RNG draws from it.
+FAULT_KINDS: tuple[RepairKind, ...] = (
     "text_tool_call",
     "invalid_json",
     "unknown_tool",
@@ -50,14 +59,7 @@ FaultKind = Literal[
     "duplicate_call",
     "truncated",
     "reasoning_only",
-]
-# Weighted by what served models get wrong most: a call leaked into the text (the server's tool
-# parser misses the native format; the local Qwen2.5-Coder does it on every call) three times as
-# often as each other kind, a reply that only reasons (the seed's eviction run lost 2 of 6 long
-# requests that way) twice as often.
-KIND_WEIGHTS: dict[str, int] = {"text_tool_call": 3, "reasoning_only": 2}
-
-FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+)
 
 
 def _j(value: Any) -> str:
@@ -177,7 +179,7 @@ class FaultInjector:
         seed: int = 0,
         *,
         max_tokens: int | None = None,
-        kinds: tuple[FaultKind, ...] = FAULT_KINDS,
+        kinds: tuple[RepairKind, ...] = FAULT_KINDS,
     ) -> None:
         if mix not in MIXES:
             raise ValueError(f"unknown fault mix {mix!r}; choose from {', '.join(MIXES)}")
@@ -209,7 +211,7 @@ class FaultInjector:
             self.injected[kind] += 1
         return _like(turn, faulted)
 
-    def apply(self, kind: FaultKind, turn: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    def apply(self, kind: RepairKind, turn: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """``turn`` (a plain dict with ScriptTurn's keys) with fault ``kind``; pure given ``rng``."""
         t = {**turn, "tool_calls": [dict(c) for c in turn["tool_calls"]]}
         calls = t["tool_calls"]
