@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import repair
+from agentrun.errors import DeadlineExceeded
 from agentrun.messages import Attempt, Completion, Message, ParsedCall, RepairEvent, ToolResult, Usage
-from agentrun.meter import RequestMeter
+from agentrun.meter import CHARS_PER_TOKEN_LOW, RequestMeter
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import ModePolicy
@@ -29,6 +30,10 @@ SYSTEM_PROMPT = """You are a careful software engineer working in /workspace ins
 Work one tool call at a time: write the code, run the tests with run_shell, read the output, fix what fails,
 and run the tests again. You have at most {max_turns} turns.
 When the tests pass, reply with a one-sentence summary and no tool call."""
+
+
+SHELL_TIMEOUT_S = 120.0  # when the tools do not declare run_shell's default timeout
+MIN_ANSWER_TOKENS = 256  # below this a reply cannot hold a useful tool call: the budget is spent
 
 
 class Stop(Exception):
@@ -50,6 +55,12 @@ class Limits:
     max_reasks: int = 2
     tool_retries: int = 3
     temperature: float | None = None  # None: the server's default
+
+    def __post_init__(self) -> None:
+        """A limit of zero or less would end the run before it began (or never): refused."""
+        for name in ("max_turns", "max_tokens_total", "max_wall_s", "max_tokens_per_turn"):
+            if not getattr(self, name) > 0:  # `not >` refuses NaN too
+                raise ValueError(f"{name} must be more than 0, not {getattr(self, name)}")
 
 
 @dataclass
@@ -119,15 +130,17 @@ class Agent:
         self.messages: list[Message] = []
         self.stats = RunStats()
         self._sent = 0  # messages already recorded in the trajectory
+        self._deadline = float("inf")  # time.monotonic() when the run's wall time is up
+        self._shell_default = _default_timeout(self.openai_tools)
 
     def run(self, instruction: str) -> str:
         """Run to a final answer or a limit; return the stop reason."""
         system = SYSTEM_PROMPT.format(max_turns=self.limits.max_turns)
         self.messages = [Message(role="system", content=system), Message(role="user", content=instruction)]
-        started = time.monotonic()
+        self._deadline = time.monotonic() + self.limits.max_wall_s
         try:
             while True:
-                self._check_limits(started)
+                self._check_limits()
                 self.step()
         except Stop as stop:
             return stop.reason
@@ -170,7 +183,7 @@ class Agent:
         self.stats.tool_calls += 1
         ids = self.observer.tool_started(turn=self.stats.turns, call=call)
         self.trajectory.append("tool_call", turn=self.stats.turns, call=call, **ids)
-        result = self.sandbox.call(call.id, call.name, call.arguments)
+        result = self._call_within_deadline(call)
         if result.ok:
             self.policy.tool_succeeded(call.name)
         self._count_result(result)
@@ -180,6 +193,37 @@ class Agent:
 
     # -- small stages -------------------------------------------------------------------
 
+    def _call_within_deadline(self, call: ParsedCall) -> ToolResult:
+        """The call, cut off where the run's wall time ends (a shell command by its timeout)."""
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            return ToolResult(
+                call_id=call.id,
+                name=call.name,
+                output="not run: the run's wall-time limit was reached",
+                error="timeout",
+            )
+        arguments = call.arguments
+        if call.name == "run_shell":
+            asked = arguments.get("timeout")
+            asked = (
+                asked
+                if isinstance(asked, int | float) and not isinstance(asked, bool)
+                else self._shell_default
+            )
+            arguments = {**arguments, "timeout": max(1.0, min(float(asked), left))}
+        return self.sandbox.call(call.id, call.name, arguments)
+
+    def _token_room(self, messages: Sequence[Message], max_tokens: int) -> int:
+        """``max_tokens`` for the next request so the run's token total cannot pass its limit;
+        ``Stop("max_tokens")`` when not even a short answer would fit (checked before, not after)."""
+        chars = sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
+        prompt = (chars + self._tools_chars) // CHARS_PER_TOKEN_LOW
+        room = self.limits.max_tokens_total - self.stats.usage.total_tokens - prompt
+        if room < min(MIN_ANSWER_TOKENS, max_tokens):
+            raise Stop("max_tokens")
+        return min(max_tokens, room)
+
     def _history(self) -> list[Message]:
         clean, events = self.policy.history(self.messages)
         self._record_repairs(events)
@@ -187,6 +231,7 @@ class Agent:
 
     def _request(self, messages: list[Message], max_tokens: int) -> Completion:
         turn = self.stats.turns + 1
+        max_tokens = self._token_room(messages, max_tokens)
         params: dict[str, Any] = {
             "model": self.model.model,
             "max_tokens": max_tokens,
@@ -202,12 +247,18 @@ class Agent:
         try:
             with self.meter.measure(messages, max_tokens, tools_chars=self._tools_chars) as reading:
                 completion = self.model.complete(
-                    messages, self.openai_tools, max_tokens=max_tokens, temperature=self.limits.temperature
+                    messages,
+                    self.openai_tools,
+                    max_tokens=max_tokens,
+                    temperature=self.limits.temperature,
+                    deadline=self._deadline,  # a hung server cannot hold the run past its wall time
                 )
         except Exception as exc:
             self._record_attempts(turn, getattr(exc, "attempts", ()))
             self.observer.request_finished(turn=turn, completion=None, repairs=(), error=exc)
             self.trajectory.append("request_error", turn=turn, error=f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, DeadlineExceeded):
+                raise Stop("max_wall_time") from None
             raise
         self._server_delta = reading.server_delta
         self._record_attempts(turn, completion.attempts)
@@ -260,13 +311,23 @@ class Agent:
             self.stats.repairs[event.kind] += 1
             self.trajectory.append("repair", turn=self.stats.turns + 1, repair=event)
 
-    def _check_limits(self, started: float) -> None:
+    def _check_limits(self) -> None:
         if self.stats.turns >= self.limits.max_turns:
             raise Stop("max_turns")
         if self.stats.usage.total_tokens >= self.limits.max_tokens_total:
             raise Stop("max_tokens")
-        if time.monotonic() - started >= self.limits.max_wall_s:
+        if time.monotonic() >= self._deadline:
             raise Stop("max_wall_time")
+
+
+def _default_timeout(openai_tools: Sequence[dict[str, Any]]) -> float:
+    """run_shell's default ``timeout`` as its schema declares it (one definition, in tools/)."""
+    for tool in openai_tools:
+        if tool.get("function", {}).get("name") == "run_shell":
+            prop = tool["function"].get("parameters", {}).get("properties", {}).get("timeout", {})
+            if isinstance(prop.get("default"), int | float):
+                return float(prop["default"])
+    return SHELL_TIMEOUT_S
 
 
 def _final_reason(correction: repair.Correction) -> str:

@@ -35,7 +35,10 @@ class RunConfig(BaseModel):
     fault_mix: str = "mixed"
     replay_ttft: float = 0.0
     replay_token_delay: float = 0.0
-    max_turns: int | None = None
+    max_turns: int | None = Field(default=None, ge=1, description="None: the task's")
+    max_wall_s: float | None = Field(
+        default=None, gt=0, description="the agent loop's wall time; None: the task's"
+    )
     base_image: str | None = None
     image_map: dict[str, str] = Field(default_factory=dict, description="--image-map FROM=TO")
     server_metrics: str | None = None

@@ -213,7 +213,7 @@ def _run_agent(
     limits = Limits(
         max_turns=config.max_turns or settings.max_turns,
         max_tokens_total=settings.max_tokens_total,
-        max_wall_s=run.task.config.agent.timeout_sec,
+        max_wall_s=config.max_wall_s or run.task.config.agent.timeout_sec,
         max_tokens_per_turn=settings.max_tokens_per_turn,
         temperature=config.temperature,
     )

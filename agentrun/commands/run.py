@@ -127,6 +127,15 @@ FaultMix = Annotated[
 ]
 Temperature = Annotated[float | None, typer.Option(min=0.0, max=2.0, help="sampling temperature")]
 MaxTurns = Annotated[int | None, typer.Option(min=1, help="turn limit (default: the task's)")]
+MaxWall = Annotated[
+    float | None,
+    typer.Option(
+        "--max-wall",
+        min=1.0,
+        max=7 * 86_400.0,
+        help="seconds the agent may take, requests and tool calls included (default: the task's)",
+    ),
+]
 ReplayTtft = Annotated[
     float,
     typer.Option(
@@ -203,6 +212,7 @@ def task_cmd(
     fault_mix: FaultMix = "mixed",
     temperature: Temperature = None,
     max_turns: MaxTurns = None,
+    max_wall: MaxWall = None,
     base_image: BaseImage = None,
     server_metrics: ServerMetrics = None,
     otlp_endpoint: OtlpEndpoint = None,
@@ -231,6 +241,7 @@ def task_cmd(
         fault_mix=fault_mix,
         temperature=temperature,
         max_turns=max_turns,
+        max_wall_s=max_wall,
         base_image=base_image,
         server_metrics=server_metrics,
         otlp_endpoint=otlp_endpoint,
@@ -277,6 +288,7 @@ def compare_cmd(
     fault_mix: FaultMix = "mixed",
     temperature: Temperature = None,
     max_turns: MaxTurns = None,
+    max_wall: MaxWall = None,
     base_image: BaseImage = None,
     otlp_endpoint: OtlpEndpoint = None,
     otlp_protocol: OtlpProtocol = None,
@@ -294,6 +306,7 @@ def compare_cmd(
         fault_mix=fault_mix,
         temperature=temperature,
         max_turns=max_turns,
+        max_wall_s=max_wall,
         base_image=base_image,
         otlp_endpoint=otlp_endpoint,
         otlp_protocol=otlp_protocol,
