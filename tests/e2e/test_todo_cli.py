@@ -16,9 +16,10 @@ from agentrun_testsupport import agentrun_cmd, load_result, only_run, read_jsonl
 pytestmark = pytest.mark.docker
 
 
-def _labelled(docker_client: Any, run_id: str | None = None) -> list[Any]:
+def _labelled(docker_client: Any, run_id: str | None = None) -> list[dict[str, Any]]:
+    """Container summaries in one call (others' containers come and go on this engine meanwhile)."""
     label = f"agentrun.run_id={run_id}" if run_id else "agentrun=1"
-    return docker_client.containers.list(all=True, filters={"label": label})
+    return list(docker_client.api.containers(all=True, filters={"label": label}))
 
 
 def test_embedded_replay_model_passes_every_hidden_test(
@@ -138,7 +139,7 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
 def test_signal_mid_run_leaves_no_container(
     tmp_path: Path, todo_image: str, docker_client: Any, sig: int
 ) -> None:
-    before = {c.id for c in _labelled(docker_client)}
+    before = {c["Id"] for c in _labelled(docker_client)}
     proc = subprocess.Popen(
         agentrun_cmd("task", "todo-cli", "--results", str(tmp_path), "--replay-token-delay", "0.02"),
         stdout=subprocess.PIPE,
@@ -148,14 +149,16 @@ def test_signal_mid_run_leaves_no_container(
     try:
         deadline, mine = time.monotonic() + 120, []
         while not mine and time.monotonic() < deadline:
-            mine = [
+            mine = [  # by owner: other people's todo-cli runs share this engine
                 c
                 for c in _labelled(docker_client)
-                if c.id not in before and "-todo-cli-" in c.labels.get("agentrun.run_id", "")
+                if c["Id"] not in before
+                and c["Labels"].get("agentrun.owner.pid") == str(proc.pid)
+                and "agentrun.run_id" in c["Labels"]
             ]
             time.sleep(0.2)
         assert mine, "the run never started a container"
-        run_id = mine[0].labels["agentrun.run_id"]
+        run_id = mine[0]["Labels"]["agentrun.run_id"]
         time.sleep(1.0)  # mid-run: the replay model is streaming a long write_file call
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=120)
