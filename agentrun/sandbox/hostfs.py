@@ -10,8 +10,9 @@ and a sparse 100 GB file fills its memory. ``walk`` avoids all of these:
   O_DIRECTORY`` and every file with ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``-ed: what is
   read is what was listed, never a symlink's target (a symlink is reported as its target
   *text*);
-- only regular files are read, each up to ``MAX_FILE_BYTES``; FIFOs, sockets and devices are
-  skipped, and so is anything deeper than ``MAX_DEPTH`` or past ``MAX_ENTRIES``;
+- only regular files are read, each up to ``MAX_FILE_BYTES`` and all together up to
+  ``MAX_TOTAL_BYTES``; FIFOs, sockets and devices are skipped, and so is anything deeper than
+  ``MAX_DEPTH`` or past ``MAX_ENTRIES``;
 - names git gives meaning to (``.git`` in any case, as a file, folder or link) are never
   reported, so a nested repository's config, hooks or ``gitdir:`` pointer are never seen.
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # bigger files are left out (a sparse file can claim any size)
+MAX_TOTAL_BYTES = 512 * 1024 * 1024  # per walk: the host's memory is not the agent's to fill
 MAX_DEPTH = 100
 MAX_ENTRIES = 200_000
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -60,93 +62,85 @@ def walk(
     """Every regular file (and, with ``links``, symlink) under ``root``, sorted by path.
 
     ``skip_dir`` and ``want_file`` see bare names; a file ``want_file`` refuses is not opened.
+    Past ``MAX_TOTAL_BYTES`` read in one walk, further files are left out.
     """
     try:
         top = os.open(root, _OPEN_DIR)
     except OSError:
         return
-    seen = [0]
     try:
-        yield from _walk_dir(top, b"", 0, seen, skip_dir, want_file, links)
+        yield from _Walk(skip_dir, want_file, links).folder(top, b"", 0)
     finally:
         os.close(top)
 
 
-def _walk_dir(
-    dir_fd: int,
-    prefix: bytes,
-    depth: int,
-    seen: list[int],
-    skip_dir: Callable[[bytes], bool],
-    want_file: Callable[[bytes], bool],
-    links: bool,
-) -> Iterator[Entry]:
-    try:
-        names = sorted(os.fsencode(name) for name in os.listdir(dir_fd))
-    except OSError:
-        return
-    for name in names:
-        seen[0] += 1
-        if seen[0] > MAX_ENTRIES or is_git_name(name):
-            continue
+class _Walk:
+    """One walk's rules and what it has used of its budgets (entries seen, bytes read)."""
+
+    def __init__(
+        self, skip_dir: Callable[[bytes], bool], want_file: Callable[[bytes], bool], links: bool
+    ) -> None:
+        self.skip_dir, self.want_file, self.links = skip_dir, want_file, links
+        self.entries = self.bytes = 0
+
+    def folder(self, dir_fd: int, prefix: bytes, depth: int) -> Iterator[Entry]:
         try:
-            info = os.lstat(name, dir_fd=dir_fd)
+            names = sorted(os.fsencode(name) for name in os.listdir(dir_fd))
         except OSError:
-            continue
-        path = prefix + name
-        if stat.S_ISDIR(info.st_mode):
-            if depth < MAX_DEPTH and not skip_dir(name):
-                yield from _descend(dir_fd, name, path + b"/", depth, seen, skip_dir, want_file, links)
-        elif stat.S_ISLNK(info.st_mode):
-            if links:
-                with contextlib.suppress(OSError):
-                    yield Entry(path, 0o120000, os.fsencode(os.readlink(name, dir_fd=dir_fd)))
-        elif stat.S_ISREG(info.st_mode) and want_file(name):
-            entry = _read_file(dir_fd, name, path)
-            if entry is not None:
-                yield entry
+            return
+        for name in names:
+            self.entries += 1
+            if self.entries > MAX_ENTRIES or is_git_name(name):
+                continue
+            try:
+                info = os.lstat(name, dir_fd=dir_fd)
+            except OSError:
+                continue
+            path = prefix + name
+            if stat.S_ISDIR(info.st_mode):
+                if depth < MAX_DEPTH and not self.skip_dir(name):
+                    yield from self._descend(dir_fd, name, path + b"/", depth)
+            elif stat.S_ISLNK(info.st_mode):
+                if self.links:
+                    with contextlib.suppress(OSError):
+                        yield Entry(path, 0o120000, os.fsencode(os.readlink(name, dir_fd=dir_fd)))
+            elif stat.S_ISREG(info.st_mode) and self.want_file(name):
+                entry = self._read(dir_fd, name, path)
+                if entry is not None:
+                    yield entry
 
+    def _descend(self, dir_fd: int, name: bytes, prefix: bytes, depth: int) -> Iterator[Entry]:
+        try:
+            child = os.open(name, _OPEN_DIR, dir_fd=dir_fd)
+        except OSError:  # swapped for a symlink or removed since it was listed
+            return
+        try:
+            yield from self.folder(child, prefix, depth + 1)
+        finally:
+            os.close(child)
 
-def _descend(
-    dir_fd: int,
-    name: bytes,
-    prefix: bytes,
-    depth: int,
-    seen: list[int],
-    skip_dir: Callable[[bytes], bool],
-    want_file: Callable[[bytes], bool],
-    links: bool,
-) -> Iterator[Entry]:
-    try:
-        child = os.open(name, _OPEN_DIR, dir_fd=dir_fd)
-    except OSError:  # swapped for a symlink or removed since it was listed
-        return
-    try:
-        yield from _walk_dir(child, prefix, depth + 1, seen, skip_dir, want_file, links)
-    finally:
-        os.close(child)
-
-
-def _read_file(dir_fd: int, name: bytes, path: bytes) -> Entry | None:
-    try:
-        fd = os.open(name, _OPEN_FILE, dir_fd=dir_fd)
-    except OSError:  # a symlink now (ELOOP), or gone
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+    def _read(self, dir_fd: int, name: bytes, path: bytes) -> Entry | None:
+        try:
+            fd = os.open(name, _OPEN_FILE, dir_fd=dir_fd)
+        except OSError:  # a symlink now (ELOOP), or gone
             return None
-        chunks, size = [], 0
-        while size <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_FILE_BYTES:  # grew while being read
+        try:
+            info = os.fstat(fd)
+            limit = min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.bytes)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            chunks, size = [], 0
+            while size <= limit and (chunk := os.read(fd, 1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+            if size > limit:  # grew while being read
+                return None
+        except OSError:
             return None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return Entry(path, 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644, b"".join(chunks))
+        finally:
+            os.close(fd)
+        self.bytes += size
+        return Entry(path, 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644, b"".join(chunks))
 
 
 def chown_tree(folder: Path, uid: int, gid: int) -> None:

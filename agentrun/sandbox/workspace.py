@@ -96,17 +96,21 @@ def commit_all(git_dir: Path, workspace: Path, message: str, *, allow_empty: boo
     """Commit the workspace as it is now if it differs from the last commit; return the new sha, or None."""
     parent = head(git_dir)
     before = _tree_of(git_dir, parent) if parent else {}
-    entries = list(
-        hostfs.walk(
-            workspace,
-            skip_dir=lambda name: name in EXCLUDED_DIRS or name.endswith(b".egg-info"),
-            want_file=lambda name: not name.endswith(b".pyc"),
-        )
-    )
-    after = {entry.path: (entry.mode, _blob_sha(entry.data)) for entry in entries}
+    stored = {sha for _, sha in before.values()}
+    after: dict[bytes, tuple[int, str]] = {}
+    new_blobs: dict[str, bytes] = {}  # only blobs git does not have yet are kept in memory
+    for entry in hostfs.walk(
+        workspace,
+        skip_dir=lambda name: name in EXCLUDED_DIRS or name.endswith(b".egg-info"),
+        want_file=lambda name: not name.endswith(b".pyc"),
+    ):
+        sha = _blob_sha(entry.data)
+        after[entry.path] = (entry.mode, sha)
+        if sha not in stored:
+            new_blobs.setdefault(sha, entry.data)
     if after == before and not (allow_empty and parent is None):
         return None
-    stream = _fast_import_stream(entries, after, set(sha for _, sha in before.values()), parent, message)
+    stream = _fast_import_stream(new_blobs, after, parent, message)
     git(git_dir, "fast-import", "--quiet", "--done", stdin=stream)
     return head(git_dir)
 
@@ -139,20 +143,14 @@ def _blob_sha(data: bytes) -> str:
 
 
 def _fast_import_stream(
-    entries: list[hostfs.Entry],
-    tree: dict[bytes, tuple[int, str]],
-    stored: set[str],
-    parent: str | None,
-    message: str,
+    new_blobs: dict[str, bytes], tree: dict[bytes, tuple[int, str]], parent: str | None, message: str
 ) -> bytes:
-    """One ``git fast-import`` commit holding exactly ``tree``; blobs not yet stored go inline."""
+    """One ``git fast-import`` commit holding exactly ``tree``; ``new_blobs`` go inline, the rest by sha."""
     out = bytearray()
     marks: dict[str, int] = {}
-    for entry in entries:
-        sha = tree[entry.path][1]
-        if sha not in stored and sha not in marks:
-            marks[sha] = len(marks) + 1
-            out += b"blob\nmark :%d\ndata %d\n%b\n" % (marks[sha], len(entry.data), entry.data)
+    for sha, data in new_blobs.items():
+        marks[sha] = len(marks) + 1
+        out += b"blob\nmark :%d\ndata %d\n%b\n" % (marks[sha], len(data), data)
     text = message.encode("utf-8", errors="replace")
     out += b"commit refs/heads/main\ncommitter %b %d +0000\n" % (AUTHOR, int(time.time()))
     out += b"data %d\n%b\n" % (len(text), text)

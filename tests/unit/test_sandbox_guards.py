@@ -158,3 +158,10 @@ def test_judge(
 def test_every_task_knows_its_hidden_test_count() -> None:
     for name in ("todo-cli", "greet-cli", "django-reservations"):
         assert grading.expected_count(load_task(name))
+
+
+def test_walk_reads_at_most_its_total_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hostfs, "MAX_TOTAL_BYTES", 10)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text("12345678")
+    assert [e.path for e in hostfs.walk(tmp_path)] == [b"a.txt"]
