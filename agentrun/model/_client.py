@@ -235,6 +235,9 @@ class OpenAIModel:
         except Transient as exc:
             request.failed.append(assembly.failed(exc, number=number, started_at=started_at))
             raise
+        except ModelAPIError as exc:  # refused for good after retries: the earlier attempts still count
+            exc.attempts = tuple(request.failed)
+            raise
         return assembly.completion(
             started_at=started_at,
             max_tokens=max_tokens,

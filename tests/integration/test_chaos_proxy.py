@@ -202,3 +202,17 @@ def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> Non
     proc = subprocess.run(agentrun_cmd("chaos-proxy", *args), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
+
+
+def test_a_refusal_after_retries_keeps_the_earlier_attempts() -> None:
+    refusing = ReplayServer(Script(turns=[TURN], model_name="m"), ttft=0, token_delay=0)
+    with refusing:
+        proxy = ChaosProxy(refusing.base_url, Schedule(plan=("http_503", "reset_before")))
+        with (
+            proxy,
+            _model(proxy.base_url.replace("/v1", "/nope")) as model,
+            pytest.raises(ModelAPIError) as info,
+        ):
+            model.complete(USER, [])
+    assert info.value.status_code == 404 and "check --base-url" in str(info.value)
+    assert [a.cause for a in info.value.attempts] == ["http_status", "reset_before_response"]
