@@ -15,7 +15,14 @@ and ITL are set against the same truth, from its per-request records: TTFT, and 
 ``inter_chunk_latency`` list (every gap between chunks, as agentrun's ``itl_s``). Its CPU is
 the CPU of all its processes (``RUSAGE_CHILDREN``) over its requests.
 
+With ``--server stamped`` the server is ``bench/stamped_server.py`` (one asyncio loop, the
+same script and schedule) and every chunk carries the moment it was written: errors are then
+taken against those write times (TTFT: first chunk's arrival minus its write; ITL: the change
+of that delay from one chunk to the next), which leaves out whatever the server itself was
+late by (shown as "server late": write time minus due time, p99).
+
     python bench/load_fidelity.py --levels 1,8,32,64 --peer aiperf --peer-bin /tmp/aiperfvenv/bin/aiperf
+    python bench/load_fidelity.py --server stamped --peer aiperf --peer-bin /tmp/aiperfvenv/bin/aiperf
 """
 
 from __future__ import annotations

@@ -70,7 +70,9 @@ def test_atif_gives_the_same_conversation_as_the_trajectory() -> None:
 
 
 def test_shipped_workloads_load_by_name_and_are_byte_stable() -> None:
-    assert {"django-reservations", "todo-cli"} <= set(shipped())
+    assert {"django-reservations", "todo-cli", "greet-cli-local"} <= set(shipped())
+    local = load_workload(["greet-cli-local"]).sessions[0]
+    assert local.task == "greet-cli" and local.model_label.startswith("local model")  # a real model's run
     workload = load_workload(["todo-cli"])
     session = workload.sessions[0]
     assert session.task == "todo-cli" and len(session.requests) == 11
