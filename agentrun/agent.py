@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import repair
-from agentrun.errors import DeadlineExceeded
+from agentrun.errors import DeadlineExceeded, ModelAPIError
 from agentrun.messages import Attempt, Completion, Message, ParsedCall, RepairEvent, ToolResult, Usage
 from agentrun.meter import CHARS_PER_TOKEN_LOW, RequestMeter
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import ModePolicy
+from agentrun.repair.ladder import STUCK_NUDGE, pinned_choice
 from agentrun.sandbox import Sandbox
 from agentrun.toolset import ToolSpec, tool_facts
 from agentrun.trajectory import Trajectory
@@ -132,6 +133,7 @@ class Agent:
         self._sent = 0  # messages already recorded in the trajectory
         self._deadline = float("inf")  # time.monotonic() when the run's wall time is up
         self._shell_default = _default_timeout(self.openai_tools)
+        self._pin: str | None = None  # the tool this turn's requests pin tool_choice to
 
     def run(self, instruction: str) -> str:
         """Run to a final answer or a limit; return the stop reason."""
@@ -148,22 +150,39 @@ class Agent:
     def step(self) -> None:
         completion, correction = self.query()
         self.stats.turns += 1
-        self.messages.append(self.policy.assistant_message(completion, correction))
+        assistant = self.policy.assistant_message(completion, correction)
+        self.messages.append(assistant)
         calls = list(correction.calls)
-        results = [*(self.execute(c) for c in calls), *self._rejections(correction)]
-        self.messages.extend(r.to_message() for r in results)
+        results = [self.execute(c) for c in calls]
+        answers = [r.to_message() for r in results] + self._rejections(correction, assistant)
+        # tool results first: each answers a call of the assistant message just before them
+        self.messages.extend(sorted(answers, key=lambda m: m.role != "tool"))
         if any(c.name not in tool_facts().read_only for c in calls):  # only then can files have changed
             self.sandbox.commit(f"turn {self.stats.turns}")
         if self.on_turn:
             self.on_turn(self.stats.turns, completion, self.stats)
-        if not results:
+        if not answers:
             raise Stop(_final_reason(correction))
         if self.policy.budget_spent:
             raise Stop("tool_retry_budget")
+        self._watch_loop(calls)
+
+    def _watch_loop(self, calls: Sequence[ParsedCall]) -> None:
+        """The same call turn after turn: a nudge first (a ``stuck_loop`` repair), then the run
+        ends with the stop reason ``stuck_loop``."""
+        verdict = self.policy.after_turn(calls)
+        if verdict == "stuck":
+            raise Stop("stuck_loop")
+        if verdict == "nudge":
+            event = RepairEvent(kind="stuck_loop", call_id=calls[-1].id, after=STUCK_NUDGE)
+            self.stats.repairs["stuck_loop"] += 1
+            self.trajectory.append("repair", turn=self.stats.turns, repair=event)
+            self.messages.append(Message(role="user", content=STUCK_NUDGE))
 
     def query(self) -> tuple[Completion, repair.Correction]:
         """Ask the model; re-ask (bounded) when the policy says so (a cut-off or reasoning-only reply)."""
         max_tokens, tail = self.limits.max_tokens_per_turn, list[Message]()
+        self._pin = self._take_pin()  # for every request of this turn, re-asks too
         for attempt in range(self.limits.max_reasks + 1):
             completion = self._request([*self._history(), *tail], max_tokens)
             correction = self._correct(completion, max_tokens)
@@ -229,7 +248,26 @@ class Agent:
         self._record_repairs(events)
         return clean
 
+    def _take_pin(self) -> str | None:
+        pin = self.policy.take_pin()
+        if pin is not None:
+            self._record_repairs([RepairEvent(kind="tool_choice_pinned", detail=pin)])
+        return pin
+
     def _request(self, messages: list[Message], max_tokens: int) -> Completion:
+        """One request; a pinned ``tool_choice`` the server refuses (HTTP 400) is dropped, once."""
+        pin = self._pin
+        try:
+            return self._send(messages, max_tokens, pin)
+        except ModelAPIError as exc:
+            if pin is None or exc.status_code != 400:
+                raise
+        self._pin = None
+        self.policy.pin_refused()
+        self.trajectory.append("tool_choice_refused", turn=self.stats.turns + 1, tool=pin)
+        return self._send(messages, max_tokens, None)
+
+    def _send(self, messages: list[Message], max_tokens: int, pin: str | None) -> Completion:
         turn = self.stats.turns + 1
         max_tokens = self._token_room(messages, max_tokens)
         params: dict[str, Any] = {
@@ -237,6 +275,9 @@ class Agent:
             "max_tokens": max_tokens,
             "temperature": self.limits.temperature,
         }
+        extra = {"tool_choice": pinned_choice(pin)} if pin else None
+        if extra:
+            params.update(extra)
         ids = self.observer.request_started(
             turn=turn, params=params, messages=messages, tools=self.openai_tools
         )
@@ -252,6 +293,7 @@ class Agent:
                     max_tokens=max_tokens,
                     temperature=self.limits.temperature,
                     deadline=self._deadline,  # a hung server cannot hold the run past its wall time
+                    extra_body=extra,
                 )
         except Exception as exc:
             self._record_attempts(turn, getattr(exc, "attempts", ()))
@@ -289,16 +331,21 @@ class Agent:
         )
         return correction
 
-    def _rejections(self, correction: repair.Correction) -> list[ToolResult]:
-        results = []
+    def _rejections(self, correction: repair.Correction, assistant: Message) -> list[Message]:
+        """What the model is told of each rejected call: a tool result for a call the history
+        keeps, a user message quoting its text for one it leaves out (``ToolRejection.kept``)."""
+        answers = []
         for r in correction.rejected:
             self.stats.tool_calls += 1
             output = self.policy.feedback(r)
             result = ToolResult(call_id=r.call_id, name=r.tool_name, output=output, error=r.error)
             self._count_result(result)
             self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
-            results.append(result)
-        return results
+            kept = any(c.id == r.call_id for c in assistant.tool_calls)
+            answers.append(
+                result.to_message() if kept else Message(role="user", content=r.history_note(output))
+            )
+        return answers
 
     def _count_result(self, result: ToolResult) -> None:
         if result.ok:

@@ -29,6 +29,8 @@ RepairKind = Literal[
     "reasoning_only",
     "history_sanitized",
     "validation_feedback",
+    "tool_choice_pinned",
+    "stuck_loop",
 ]
 
 

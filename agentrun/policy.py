@@ -8,7 +8,9 @@ the history keeps of the reply, and what a rejected call's tool result says.
   served (``repair.validate_direct``), nothing is re-asked, nothing is counted as a repair.
 * ``CorrectedPolicy``: the repair pipeline (``repair.correct``), bad calls in the history
   sanitized, a cut-off reply re-asked with twice the token budget and a reasoning-only one
-  with a nudge, and validation feedback within a per-tool retry budget.
+  with a nudge, and validation feedback within a per-tool retry budget; after two failed
+  validations of one tool the next request pins ``tool_choice`` to it, and a call repeated
+  turn after turn gets a nudge, then ends the run (``repair.ladder``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from agentrun import repair
-from agentrun.messages import Completion, Message, Mode, RepairEvent
+from agentrun.messages import Completion, Message, Mode, ParsedCall, RepairEvent
+from agentrun.repair.ladder import PIN_AFTER, LoopDetector, LoopVerdict
 from agentrun.toolset import ToolSpec
 
 __all__ = ["CorrectedPolicy", "DirectPolicy", "ModePolicy", "policy_for"]
@@ -58,6 +61,18 @@ class ModePolicy(Protocol):
         """A call to ``tool_name`` ran."""
         ...
 
+    def take_pin(self) -> str | None:
+        """The tool to pin the next request's ``tool_choice`` to, once; None for no pin."""
+        ...
+
+    def pin_refused(self) -> None:
+        """The server answered a pinned ``tool_choice`` with HTTP 400: never pin again."""
+        ...
+
+    def after_turn(self, calls: Sequence[ParsedCall]) -> LoopVerdict:
+        """Whether the turn's calls repeat the previous turns' (a nudge, or the end)."""
+        ...
+
 
 class DirectPolicy:
     """Calls exactly as served; an unknown tool or bad JSON gets an error result, nothing more."""
@@ -90,6 +105,15 @@ class DirectPolicy:
     def tool_succeeded(self, tool_name: str) -> None:
         return None
 
+    def take_pin(self) -> str | None:
+        return None  # the serving stack alone never pins a tool
+
+    def pin_refused(self) -> None:
+        return None
+
+    def after_turn(self, calls: Sequence[ParsedCall]) -> LoopVerdict:
+        return "ok"  # nothing watches for loops: the turn limit ends them
+
 
 class CorrectedPolicy:
     """The repair pipeline, bounded re-asks, and validation feedback within a per-tool retry budget."""
@@ -100,6 +124,10 @@ class CorrectedPolicy:
         self.mode: Mode = "corrected"
         self.retry_budget = repair.RetryBudget(tool_retries)
         self.budget_spent: str | None = None
+        self.pin_supported = True  # until a server refuses a pinned tool_choice
+        self._pin: str | None = None
+        self._known: set[str] = set()
+        self._loops = LoopDetector()
 
     def history(self, messages: list[Message]) -> tuple[list[Message], Sequence[RepairEvent]]:
         return repair.sanitize_history(messages)
@@ -107,6 +135,7 @@ class CorrectedPolicy:
     def correct(
         self, completion: Completion, tools: Sequence[ToolSpec], max_tokens: int
     ) -> repair.Correction:
+        self._known = {t.name for t in tools}
         return repair.correct(
             completion.message,
             tools,
@@ -132,10 +161,24 @@ class CorrectedPolicy:
         if not self.retry_budget.spend(name):
             self.budget_spent = name
             return rejection.message
+        if self.pin_supported and name in self._known and self.retry_budget.used(name) >= PIN_AFTER:
+            self._pin = name  # only a tool that exists can be pinned
         return f"{rejection.message} ({self.retry_budget.remaining(name)} retries left for {name})"
 
     def tool_succeeded(self, tool_name: str) -> None:
         self.retry_budget.reset(tool_name)
+        if self._pin == tool_name:
+            self._pin = None
+
+    def take_pin(self) -> str | None:
+        pin, self._pin = self._pin, None
+        return pin if self.pin_supported else None
+
+    def pin_refused(self) -> None:
+        self.pin_supported = False
+
+    def after_turn(self, calls: Sequence[ParsedCall]) -> LoopVerdict:
+        return self._loops.observe(calls)
 
 
 def policy_for(mode: Mode, *, tool_retries: int = 3) -> ModePolicy:

@@ -27,7 +27,7 @@ from agentrun.repair.candidates import Found, RawText
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
-from agentrun.repair.result import Correction, RejectionReason, ToolRejection, valid_json_or_empty
+from agentrun.repair.result import Correction, RejectionReason, ToolRejection
 from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
 from agentrun.toolset import ToolSpec, tool_facts
 
@@ -66,7 +66,7 @@ class _Run:
 
     def reject(self, cand: Found, reason: RejectionReason, message: str, **kw: Any) -> None:
         raw = cand.arguments if isinstance(cand.arguments, str) else _dump(cand.arguments)
-        rej = ToolRejection(cand.id, cand.name, reason, message, arguments=valid_json_or_empty(raw), **kw)
+        rej = ToolRejection(cand.id, cand.name, reason, message, arguments=raw, **kw)
         self.rejected.append(rej)
         kind = "truncated" if reason == "truncated" else "validation_feedback"
         self.event(kind, cand.id, raw, message, detail=reason)
@@ -328,7 +328,7 @@ def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
         if reason is None:
             calls.append(ParsedCall(id=c.id, name=c.name, arguments=args))
             continue
-        rejected.append(ToolRejection(c.id, c.name, reason, text, arguments=valid_json_or_empty(c.arguments)))
+        rejected.append(ToolRejection(c.id, c.name, reason, text, arguments=c.arguments))
         events.append(
             RepairEvent(
                 kind="validation_feedback", call_id=c.id, before=_clip(c.arguments), after=text, detail=reason

@@ -28,10 +28,14 @@ REASONING_ONLY_NUDGE = (
 
 @dataclass(frozen=True)
 class ToolRejection:
-    """A call that was not run; ``message`` is what the model should be told (a tool result).
+    """A call that was not run; ``message`` is what the model should be told.
 
-    ``arguments`` is valid JSON (the raw text if it was, else ``{}``), so the call can be kept in
-    the history without making the server reject the next request.
+    ``arguments`` is the argument text exactly as the model wrote it. A call whose text is a
+    JSON object stays in the history as written (``kept``) and is answered by a tool result.
+    Any other text is left out of the history: vLLM and llama.cpp ``json.loads`` every
+    historical call's arguments and would refuse the next request, and putting ``{}`` there
+    would show the model a call it never made. It is answered by ``history_note``, a user
+    message that quotes what the model wrote.
     """
 
     call_id: str
@@ -48,10 +52,29 @@ class ToolRejection:
         return self.tool_name
 
     @property
+    def kept(self) -> bool:
+        """Whether the call stays in the history's assistant message (its text is a JSON object)."""
+        return _is_object(self.arguments)
+
+    def history_note(self, feedback: str) -> str:
+        """The user message that answers a call left out of the history (``kept`` is False)."""
+        raw = (
+            self.arguments
+            if len(self.arguments) <= _QUOTE_LIMIT
+            else self.arguments[:_QUOTE_LIMIT] + " [...]"
+        )
+        return (
+            f"ERROR ({self.error}): your call to {self.tool_name or 'a tool'!r} was not run and is "
+            f"not shown above. {feedback}\nThe arguments you wrote were:\n{raw}"
+        )
+
+    @property
     def error(self) -> ToolErrorKind:
         """The ``ToolErrorKind`` of the tool result that reports this rejection."""
         return _ERROR_KINDS[self.reason]
 
+
+_QUOTE_LIMIT = 2000  # characters of a rejected call's text quoted back to the model
 
 # each rejection is reported with the ToolErrorKind of the tool result that carries it
 _ERROR_KINDS: dict[RejectionReason, ToolErrorKind] = {
@@ -79,24 +102,23 @@ class Correction:
         return dict(Counter(e.kind for e in self.events))
 
     def to_message(self) -> Message:
-        """The assistant message to append to the history: runnable and rejected calls, with
-        valid JSON arguments, so each rejection has a call id to answer with a tool result."""
+        """The assistant message to append to the history: runnable calls, and rejected calls
+        whose text is a JSON object, as the model wrote it (see ``ToolRejection``)."""
         calls = [c.to_tool_call() for c in self.calls]
         calls += [
             ToolCall(id=r.call_id, name=r.tool_name or "unknown", arguments=r.arguments)
             for r in self.rejected
+            if r.kept
         ]
-        return Message(
-            role="assistant", content=self.content, reasoning=self.reasoning, tool_calls=tuple(calls)
-        )
+        content = self.content if self.content is not None or calls else ""  # never an empty message
+        return Message(role="assistant", content=content, reasoning=self.reasoning, tool_calls=tuple(calls))
 
 
-def valid_json_or_empty(text: str) -> str:
-    """``text`` if it is a JSON object, else ``"{}"``."""
+def _is_object(text: str) -> bool:
     try:
-        return text if isinstance(json.loads(text), dict) else "{}"
+        return isinstance(json.loads(text), dict)
     except (ValueError, TypeError, RecursionError):
-        return "{}"
+        return False
 
 
 class RetryBudget:
@@ -112,6 +134,10 @@ class RetryBudget:
             return False
         self._used[tool_name] += 1
         return True
+
+    def used(self, tool_name: str) -> int:
+        """Failed calls of ``tool_name`` since it last went through."""
+        return self._used[tool_name]
 
     def remaining(self, tool_name: str) -> int:
         return max(0, self.limit - self._used[tool_name])

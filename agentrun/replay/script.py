@@ -121,7 +121,10 @@ def _text(content: Any) -> str:
 
 
 def _is_error_result(message: dict[str, Any]) -> bool:
-    return message.get("role") == "tool" and _text(message.get("content")).lstrip().startswith("ERROR")
+    # a user message too: a rejected call left out of the history is answered by one
+    return message.get("role") in ("tool", "user") and _text(message.get("content")).lstrip().startswith(
+        "ERROR"
+    )
 
 
 def plan_turn(messages: Sequence[dict[str, Any]], *, max_retries: int = MAX_RETRIES) -> TurnPlan:

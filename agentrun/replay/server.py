@@ -26,6 +26,7 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agentrun.replay.choice import read_tool_choice
 from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.reply import Reply, prompt_tokens
 from agentrun.replay.script import LABEL, MAX_RETRIES, Script, plan_turn
@@ -120,6 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
             self._error(400, "the request needs a non-empty 'messages' list")
             return
+        if (problem := read_tool_choice(body, named=owner.named_tool_choice)[1]) is not None:
+            self._error(400, problem)
+            return
         owner._count("chat_requests")
         try:
             self._chat(body, t0)
@@ -130,7 +134,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         plan = plan_turn(body["messages"], max_retries=owner.max_retries_per_call)
         turn = owner.script.turn(plan.index)
-        if owner.fault_injector is not None:
+        pinned = read_tool_choice(body)[0]  # guided decoding: a pinned call comes out well-formed
+        if owner.fault_injector is not None and not any(c.name == pinned for c in turn.tool_calls):
             turn = owner.fault_injector.mutate(turn, body["messages"], plan.index)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         seq = owner._count("chat_seq")
@@ -249,8 +254,8 @@ class _HTTPServer(ThreadingHTTPServer):
 class ReplayServer:
     """The replay model on ``host:port`` (port 0 picks a free one); see the module docstring.
 
-    ``fault_injector`` may rewrite each turn before it is played; ``cache`` reports cached
-    prompt tokens and serves ``/metrics``. ``counters`` and ``records`` say what was asked.
+    ``fault_injector`` may rewrite each turn before it is played (not a turn ``tool_choice``
+    pins, see ``choice``); ``cache`` reports cached prompt tokens and serves ``/metrics``. ``counters`` and ``records`` say what was asked.
     """
 
     def __init__(
@@ -265,12 +270,14 @@ class ReplayServer:
         cache: PromptCache | None = None,
         max_retries_per_call: int = MAX_RETRIES,
         keep_records: int = 1000,
+        named_tool_choice: bool = True,
     ) -> None:
         self.script = script
         self.host, self.port = host, port
         self.ttft, self.token_delay = ttft, token_delay
         self.fault_injector, self.cache = fault_injector, cache
         self.max_retries_per_call = max_retries_per_call
+        self.named_tool_choice = named_tool_choice  # False: a pinned tool_choice gets HTTP 400
         self.created = int(time.time())
         self.counters: dict[str, int] = {"requests": 0, "chat_requests": 0, "errors": 0, "chat_seq": 0}
         self.records: deque[RequestRecord] = deque(maxlen=keep_records)

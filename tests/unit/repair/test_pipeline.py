@@ -103,8 +103,26 @@ def test_unrepairable_json_goes_back_to_the_model(tools, reply) -> None:  # type
     result = correct(reply(None, ("run_shell", '{"command": ls -la | grep "x}"}')), tools)
     assert result.calls == ()
     (rej,) = result.rejected
-    assert rej.reason == "invalid_json" and rej.error == "parsing" and json.loads(rej.arguments) == {}
+    assert rej.reason == "invalid_json" and rej.error == "parsing"
+    assert rej.arguments == '{"command": ls -la | grep "x}"}' and not rej.kept  # the model's own text
     assert [e.kind for e in result.events] == ["validation_feedback"]
+
+
+def test_a_rejected_call_is_never_shown_with_arguments_it_did_not_have(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    bad = '{"command": ls -la | grep "x}"}'
+    result = correct(reply(None, ("run_shell", '{"command": "make"}'), ("run_shell", bad)), tools)
+    message = result.to_message()
+    assert [json.loads(c.arguments) for c in message.tool_calls] == [{"command": "make"}]  # no {} stand-in
+    note = result.rejected[0].history_note("fix the quoting")
+    assert note.startswith("ERROR (parsing)") and bad in note and "fix the quoting" in note
+
+
+def test_a_rejected_call_with_object_arguments_stays_as_written(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    result = correct(reply(None, ("frobnicate", '{"x": 1,  "y": [2]}')), tools)
+    (rej,) = result.rejected
+    assert rej.kept and result.to_message().tool_calls[0].arguments == '{"x": 1,  "y": [2]}'
+    only_bad = correct(reply(None, ("run_shell", '{"command": ls -la | grep "x}"}')), tools).to_message()
+    assert only_bad.tool_calls == () and only_bad.content == ""  # never an empty assistant message
 
 
 def test_duplicate_calls_run_once(tools, reply) -> None:  # type: ignore[no-untyped-def]
@@ -169,13 +187,13 @@ def test_correct_never_raises(tools) -> None:  # type: ignore[no-untyped-def]
     assert result.calls == ()
 
 
-def test_to_message_keeps_every_call_id_with_valid_json(tools, reply) -> None:  # type: ignore[no-untyped-def]
-    msg = reply(None, ("read_file", '{"path": "a.py"}'), ("nope", "{bad"))
+def test_to_message_keeps_only_calls_whose_json_a_server_can_read(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    msg = reply(None, ("read_file", '{"path": "a.py"}'), ("nope", "{bad"), ("nope", '{"a": 1}'))
     result = correct(msg, tools)
     out = result.to_message()
-    assert [c.id for c in out.tool_calls] == ["c0", "c1"]
+    assert [c.id for c in out.tool_calls] == ["c0", "c2"]  # c1's text is not JSON: left out, not faked
     assert all(isinstance(json.loads(c.arguments), dict) for c in out.tool_calls)
-    assert [r.call_id for r in result.rejected] == ["c1"]
+    assert [r.call_id for r in result.rejected] == ["c1", "c2"]
 
 
 def test_direct_mode_uses_calls_exactly_as_served(tools, reply) -> None:  # type: ignore[no-untyped-def]
