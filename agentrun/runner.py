@@ -102,11 +102,9 @@ def run_task(
 
 def _open_run(config: RunConfig, log: Log) -> _Run:
     """The task, the results folder, the image and the trajectory: what exists before any model."""
-    from agentrun.sandbox.images import ensure_task_image
-
     task = load_task(config.task)
     # before the folder: without Docker or the image there is no run, so nothing is left behind
-    image = ensure_task_image(task, base_image=config.base_image, on_log=log, image_map=config.image_map)
+    image = harbor_run.task_image(task, base_image=config.base_image, image_map=config.image_map, log=log)
     if config.run_id:  # the caller named it (and owns what is already there)
         run_dir = (config.results_dir / config.run_id).resolve()
         run_dir.mkdir(parents=True, exist_ok=True)

@@ -202,9 +202,13 @@ def _load_folder(path: Path) -> TaskSpec:
     for required in ("instruction.md", "tests/test.sh"):
         if not (path / required).is_file():
             raise TaskError(f"task {path.name!r} is missing {required}")
-    if not config.environment.docker_image and not (path / "environment" / "Dockerfile").is_file():
+    definitions = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
+    if not config.environment.docker_image and not any(
+        (path / "environment" / d).is_file() for d in definitions
+    ):
         raise TaskError(
-            f"task {path.name!r} is missing environment/Dockerfile (or [environment] docker_image)"
+            f"task {path.name!r} is missing environment/Dockerfile "
+            "(or environment/docker-compose.yaml, or [environment] docker_image)"
         )
     return TaskSpec(
         name=path.name, path=path, instruction=(path / "instruction.md").read_text(), config=config

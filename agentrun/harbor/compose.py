@@ -28,6 +28,8 @@ from agentrun.errors import DockerUnavailable, SandboxError
 from agentrun.tasks import TaskSpec
 
 MAIN = "main"
+# compose keys of main that agentrun honours (or that Compose's own normalisation adds)
+_MAIN_KEYS_USED = {"build", "image", "depends_on", "command", "networks", "entrypoint"}
 LogFn = Callable[[str], None]
 
 
@@ -70,6 +72,11 @@ def compose_services(
         base += ["-f", str(main), "-f", str(task.compose_file)]
         config = json.loads(_run([*base, "config", "--format", "json"], "config"))
         services = {k: v for k, v in (config.get("services") or {}).items() if k != MAIN}
+        main_keys = set((config.get("services") or {}).get(MAIN) or {}) - _MAIN_KEYS_USED
+        for key in sorted(main_keys):
+            on_log(
+                f"compose: main's {key!r} is not used (agentrun starts main itself, in the task's profile)"
+            )
         overlay = Path(tmp) / "agentrun-overlay.json"
         overlay.write_text(
             json.dumps(
@@ -87,6 +94,31 @@ def compose_services(
         finally:
             with contextlib.suppress(SandboxError, subprocess.TimeoutExpired):
                 _run([*argv, "down", "-v", "--remove-orphans", "-t", "1"], "down", timeout=300)
+
+
+def main_image(task: TaskSpec, *, image_map: Mapping[str, str], on_log: LogFn) -> str:
+    """The image of ``main`` when only the compose file defines it (no Dockerfile, no docker_image):
+    its ``build`` built here with the image map applied, or its ``image`` (mapped)."""
+    assert task.compose_file is not None
+    argv = [
+        *compose_command(),
+        "--project-directory",
+        str(task.environment_dir),
+        "-f",
+        str(task.compose_file),
+    ]
+    main = (json.loads(_run([*argv, "config", "--format", "json"], "config")).get("services") or {}).get(MAIN)
+    if not isinstance(main, dict):
+        raise SandboxError(
+            f"task {task.name}: docker-compose.yaml has no service {MAIN!r} and there is no Dockerfile"
+        )
+    build = main.get("build")
+    if isinstance(build, dict) and build.get("context"):
+        return _build_service(task, MAIN, build, image_map, on_log)
+    image = str(main.get("image") or "")
+    if not image:
+        raise SandboxError(f"task {task.name}: compose service {MAIN!r} has neither build nor image")
+    return image_map.get(image, image)
 
 
 def _overlay(

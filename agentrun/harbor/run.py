@@ -12,13 +12,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agentrun.harbor.compose import compose_services
+from agentrun.harbor.compose import compose_services, main_image
 from agentrun.harbor.fields import unsupported_fields
 from agentrun.harbor.imagemap import planned_substitutions
 from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
 from agentrun.harbor.sandbox import HarborSandbox
 from agentrun.harbor.verifier import VerifierOutcome, verify
 from agentrun.tasks import TaskSpec
+
+
+def task_image(
+    task: TaskSpec, *, base_image: str | None, image_map: dict[str, str], log: Callable[[str], None]
+) -> str:
+    """The image the agent's container runs: the Dockerfile's (or docker_image), else compose's main."""
+    from agentrun.sandbox.images import ensure_task_image
+
+    has_dockerfile = (task.environment_dir / "Dockerfile").is_file()
+    if task.compose_file is not None and not has_dockerfile and not task.config.environment.docker_image:
+        return main_image(task, image_map=image_map, on_log=log)
+    return ensure_task_image(task, base_image=base_image, on_log=log, image_map=image_map)
 
 
 def task_notes(

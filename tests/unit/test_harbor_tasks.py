@@ -61,6 +61,11 @@ def test_terminal_bench_memory_string(tmp_path):
     assert task.config.environment.memory_mb == 2048
 
 
+def test_compose_file_instead_of_a_dockerfile():
+    task = load_task(str(PROBES / "compose-only"))
+    assert task.compose_file is not None and not (task.environment_dir / "Dockerfile").exists()
+
+
 def test_docker_image_instead_of_a_dockerfile(tmp_path):
     folder = make_task(tmp_path, '[environment]\ndocker_image = "busybox:1"\n', dockerfile=False)
     assert load_task(str(folder)).config.environment.docker_image == "busybox:1"
@@ -166,7 +171,7 @@ def test_find_tasks_takes_tasks_and_datasets_once_each(tmp_path):
     from agentrun.harbor.batch import find_tasks
 
     tasks = find_tasks([PROBES, PROBES / "ctrf"])
-    assert [t.name for t in tasks][:3] == ["app-result", "compose-db", "ctrf"]
+    assert [t.name for t in tasks][:4] == ["app-result", "compose-db", "compose-only", "ctrf"]
     assert (
         len(tasks)
         == len({t.name for t in tasks})
