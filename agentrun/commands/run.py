@@ -41,7 +41,8 @@ def _progress(turn: int, completion: Completion, stats: RunStats) -> None:
     repaired = sum(stats.repairs.values())
     console.print(
         f"turn {turn:3d} | {stats.usage.total_tokens:7d} tok | {tps} | {ttft} | calls {stats.tool_calls}"
-        f" (ok {stats.tool_ok}, failed {stats.tool_failed}, repaired {repaired})",
+        f" (ok {stats.tool_ok}, failed {stats.tool_failed}, repaired {repaired})"
+        + (f" | retried: {', '.join(a.cause for a in completion.attempts)}" if completion.attempts else ""),
         soft_wrap=True,
     )
 

@@ -126,3 +126,4 @@ def test_every_fault_is_survived_and_every_retry_explained(
         429, 500, 502, 503,
     ]  # fmt: skip
     assert "retries 9" in proc.stdout + proc.stderr
+    assert "retried: reset_before_response, http_status" in proc.stderr  # the turn's progress line
