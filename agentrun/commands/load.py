@@ -150,6 +150,9 @@ def register(app: typer.Typer) -> None:
             _compare(items[1:])
             return
         options = dict(locals())
+        from agentrun.commands.run import _sigterm_as_interrupt
+
+        _sigterm_as_interrupt()  # SIGTERM ends a live load as Ctrl-C does: sandboxes removed
         try:
             _execute(items, options)
         except KeyboardInterrupt:
