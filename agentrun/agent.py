@@ -139,6 +139,15 @@ class Agent:
         """Run to a final answer or a limit; return the stop reason."""
         system = SYSTEM_PROMPT.format(max_turns=self.limits.max_turns)
         self.messages = [Message(role="system", content=system), Message(role="user", content=instruction)]
+        return self._loop()
+
+    def resume(self, messages: Sequence[Message], stats: RunStats) -> str:
+        """Go on from a history and counts read back from a run's trajectory (``agentrun resume``)."""
+        self.messages, self.stats = list(messages), stats
+        self._sent = len(self.messages)  # recorded already, by the run that was killed
+        return self._loop()
+
+    def _loop(self) -> str:
         self._deadline = time.monotonic() + self.limits.max_wall_s
         try:
             while True:

@@ -79,6 +79,7 @@ class RunResult(BaseModel):
     trace_id: str | None = None
     started_at: float = 0.0
     results_path: str = ""
+    resumed_from_turn: int | None = Field(default=None, description="`agentrun resume`: turns 1..N were kept")
 
     @property
     def passed(self) -> bool:

@@ -31,6 +31,7 @@ from agentrun.meter import RequestMeter
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import policy_for
 from agentrun.results import RunResult, ToolCallCounts, create_unique_dir, timing_summary
+from agentrun.resume import CONFIG_FILE, ResumePoint, resume_sandbox
 from agentrun.secrets import Scrubber
 from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, delta
@@ -61,6 +62,7 @@ class _Run:
     started: float = field(default_factory=time.monotonic)
     discard: bool = False  # nothing happened worth keeping (the input was bad): remove the folder
     lock: RunLock | None = None  # held while the run is alive: prune and resume go by it
+    resume: ResumePoint | None = None  # set when this continues a killed run
 
     def fail(self, stop_reason: str, error: str, exc: BaseException) -> None:
         self.result.stop_reason, self.result.error, self.failure = stop_reason, error, exc
@@ -72,9 +74,12 @@ def run_task(
     on_turn: OnTurn | None = None,
     on_log: Log | None = None,
     gate: AdmissionGate | None = None,
+    resume: ResumePoint | None = None,
 ) -> RunResult:
-    """Run one task end to end and write ``results/<run-id>/``; never loses what was done."""
-    run = _open_run(config, on_log or (lambda _msg: None))
+    """Run one task end to end and write ``results/<run-id>/``; never loses what was done.
+
+    ``resume`` (``agentrun.resume``) continues a killed run in its own folder instead."""
+    run = _open_run(config, on_log or (lambda _msg: None), resume)
     try:
         with contextlib.ExitStack() as stack:
             model = _connect(run, stack)
@@ -100,7 +105,7 @@ def run_task(
     return run.result
 
 
-def _open_run(config: RunConfig, log: Log) -> _Run:
+def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) -> _Run:
     """The task, the results folder, the image and the trajectory: what exists before any model."""
     task = load_task(config.task)
     # before the folder: without Docker or the image there is no run, so nothing is left behind
@@ -129,10 +134,19 @@ def _open_run(config: RunConfig, log: Log) -> _Run:
     result.image = image
     lock = _lock_run(run_dir)
     trajectory = Trajectory(
-        run_dir / "trajectory.jsonl", run_id=run_id, mode=config.mode, secrets=[config.api_key]
+        run_dir / "trajectory.jsonl",
+        run_id=run_id,
+        mode=config.mode,
+        secrets=[config.api_key],
+        first_seq=resume.last_seq if resume else 0,
     )
     run = _Run(config, task, run_dir, result, trajectory, log)
-    run.lock = lock
+    run.lock, run.resume = lock, resume
+    if resume:
+        result.resumed_from_turn = resume.from_turn
+        trajectory.append("resume", from_turn=resume.from_turn, workspace_commit=resume.commit)
+    else:  # what `agentrun resume` needs to go on after a kill (the API key is given again)
+        (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2, exclude={"api_key"}))
     return run
 
 
@@ -192,11 +206,14 @@ def _start_sandbox(run: _Run, stack: contextlib.ExitStack) -> Any:
     """The task's sandbox in its profile (strict or harbor), with its compose services if any."""
     _reap_dead_runs(run.log)
     image, run_id, image_map = run.result.image or "", run.result.run_id, run.config.image_map
-    return stack.enter_context(
+    sandbox = stack.enter_context(
         harbor_run.start_sandbox(
             run.task, image, run_id=run_id, run_dir=run.run_dir, image_map=image_map, log=run.log
         )
     )
+    if run.resume:
+        resume_sandbox(run.resume, sandbox)
+    return sandbox
 
 
 def _run_agent(
@@ -224,9 +241,14 @@ def _run_agent(
         recorder=Recorder(run.trajectory, run.observer, on_turn),
         meter=RequestMeter(probe=probe, gate=gate, session=run.result.run_id),
     )
+    if run.resume:
+        agent.stats = run.resume.stats
     run.stats = agent.stats
     try:
-        run.result.stop_reason = agent.run(run.task.instruction)
+        if run.resume:
+            run.result.stop_reason = agent.resume(run.resume.messages, agent.stats)
+        else:
+            run.result.stop_reason = agent.run(run.task.instruction)
     except ModelAPIError as exc:
         run.fail("model_error", str(exc), exc)
     run_after = probe.snapshot() if probe else None

@@ -34,12 +34,14 @@ def _jsonable(value: Any) -> Any:
 class Trajectory:
     """Append-only JSONL writer; one instance per run, safe across threads."""
 
-    def __init__(self, path: Path, *, run_id: str, mode: str, secrets: list[str] | None = None) -> None:
+    def __init__(
+        self, path: Path, *, run_id: str, mode: str, secrets: list[str] | None = None, first_seq: int = 0
+    ) -> None:
         self.path = path
         self.run_id = run_id
         self.mode = mode
         self._scrubber = Scrubber(secrets or ())
-        self._seq = 0
+        self._seq = first_seq  # a resumed run numbers on from the killed run's last line
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = path.open("a", encoding="utf-8")

@@ -256,7 +256,7 @@ def task_cmd(
     _run_one(config, report=not no_report)
 
 
-def _run_one(config: RunConfig, *, report: bool) -> None:
+def _run_one(config: RunConfig, *, report: bool, resume: Any = None) -> None:
     """One run with progress lines, its summary table and report; exit 1 unless every hidden test passed."""
     from agentrun.report import report_at_end
     from agentrun.report.progress import build_progress
@@ -266,7 +266,7 @@ def _run_one(config: RunConfig, *, report: bool) -> None:
     try:
         # a bar while the sandbox image builds (when it must), the run's own lines as before
         with build_progress(console, lambda m: console.print(f"[dim]{m}[/dim]")) as on_log:
-            result = run_task(config, on_turn=_progress, on_log=on_log)
+            result = run_task(config, on_turn=_progress, on_log=on_log, resume=resume)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted: sandbox removed, partial results kept[/yellow]")
         sys.exit(130)
@@ -348,7 +348,21 @@ def _compare(base: RunConfig, *, trials: int, concurrency: int, kv_budget: int |
         report_at_end(folder, typer.echo)
 
 
+def resume_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="the folder of a run that was killed (results/<run-id>)")],
+    api_key: ApiKey = None,
+    no_report: NoReport = False,
+) -> None:
+    """Continue a killed run from its last completed turn: new container, same folder."""
+    from agentrun.resume import load_resume_point
+
+    point = load_resume_point(run_dir, api_key=_endpoint_args(None, None, api_key)["api_key"])
+    console.print(f"[dim]resuming {point.run_dir.name} after turn {point.from_turn}[/dim]")
+    _run_one(point.config, report=not no_report, resume=point)
+
+
 def register(app: typer.Typer) -> None:
     app.command("tasks")(tasks_cmd)
     app.command("task")(task_cmd)
     app.command("compare")(compare_cmd)
+    app.command("resume")(resume_cmd)

@@ -79,7 +79,8 @@ def git(git_dir: Path, *args: str, stdin: bytes | None = None) -> bytes:
 def init_repo(git_dir: Path, workspace: Path) -> str:
     """Create the bare repository and commit the workspace as it is (empty or not); return that sha."""
     git(git_dir, "init", "--bare", "-q", "--template=", "--initial-branch=main", str(git_dir))
-    sha = commit_all(git_dir, workspace, "initial workspace", allow_empty=True)
+    # a resumed run reopens its history: the workspace may be exactly its last commit
+    sha = commit_all(git_dir, workspace, "initial workspace", allow_empty=True) or head(git_dir)
     assert sha is not None
     return sha
 
