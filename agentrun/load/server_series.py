@@ -26,6 +26,7 @@ from agentrun.serving.logstats import spread
 from agentrun.serving.prometheus import MetricsProbe, ServerCounters, delta
 
 Sample = dict[str, float]
+_FRACTIONS = frozenset({"kv_cache_usage_perc", "spec_decode_acceptance_length"})
 
 
 class Sampler:
@@ -52,7 +53,9 @@ class Sampler:
             if counters is None:
                 continue
             for name, value in counters.values.items():
-                values[name] = values.get(name, 0.0) + value
+                # counts add up over servers; a fraction or a mean (KV usage, acceptance) does not
+                combine = max if name in _FRACTIONS else (lambda a, b: a + b)
+                values[name] = combine(values[name], value) if name in values else value
         if not values:
             return
         self.snapshots.append(ServerCounters(values=values))

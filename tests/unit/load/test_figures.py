@@ -183,3 +183,48 @@ def test_compare_gives_the_ratio_of_every_figure() -> None:
     assert rows["requests.total"][2] == 1.0
     assert rows["requests.error_rate"][2] is None  # A is 0: no ratio
     assert rows["server.peak_generation_tps"] == (100.0, None, None)
+
+
+def _metrics_server(text: str):  # type: ignore[no-untyped-def]
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = text.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_sampler_adds_counts_over_servers_but_not_fractions() -> None:
+    """Live load on the replay model: one server per task, one series for the load."""
+    import time
+
+    from agentrun.load.server_series import Sampler
+
+    a = _metrics_server(
+        "vllm:generation_tokens_total 100\nvllm:kv_cache_usage_perc 0.25\nvllm:num_requests_running 1\n"
+    )
+    b = _metrics_server(
+        "vllm:generation_tokens_total 50\nvllm:kv_cache_usage_perc 0.5\nvllm:num_requests_running 2\n"
+    )
+    try:
+        urls = [f"http://127.0.0.1:{s.server_address[1]}" for s in (a, b)]
+        sampler = Sampler(urls, interval_s=1.0, t0=time.perf_counter())
+        sampler.scrape()
+    finally:
+        for s in (a, b):
+            s.shutdown()
+            s.server_close()
+    (sample,) = sampler.samples
+    assert sample["generation_tokens"] == 150 and sample["num_requests_running"] == 3
+    assert sample["kv_cache_usage_perc"] == 0.5
