@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import socket
 import struct
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
+
+from agentrun.errors import TOOL_ERROR_KINDS, ToolErrorKind
+from agentrun.messages import ToolResult
 
 _FRAME_HEADER = ">BxxxL"  # stream id (1 stdout, 2 stderr), 3 zero bytes, payload length
 # Replies are small (tool output is capped in the runtime); the agent's processes run as the
@@ -126,3 +130,30 @@ def split_frames(data: bytes) -> Iterator[tuple[int, bytes]]:
         stream, size = struct.unpack(_FRAME_HEADER, data[offset : offset + 8])
         yield stream, data[offset + 8 : offset + 8 + size]
         offset += 8 + size
+
+
+def tool_result(call_id: str, name: str, reply: dict[str, Any]) -> ToolResult:
+    """The ``ToolResult`` for a runtime's reply, each field checked: the reply may be forged."""
+    output = reply.get("output", "")
+    exit_code = reply.get("exit_code")
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        output=output if isinstance(output, str) else "(the tool runtime sent a malformed reply)",
+        error=_error_kind(reply.get("error")),
+        exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
+        truncated=reply.get("truncated") is True,
+        duration_s=_seconds(reply.get("duration_s")),
+    )
+
+
+def _error_kind(value: Any) -> ToolErrorKind | None:
+    """A reply's error as a ``ToolErrorKind``: anything unknown (or not a string) is "runtime"."""
+    if value is None:
+        return None
+    return cast(ToolErrorKind, value) if isinstance(value, str) and value in TOOL_ERROR_KINDS else "runtime"
+
+
+def _seconds(value: Any) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else 0.0

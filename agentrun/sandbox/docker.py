@@ -35,19 +35,19 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, ToolErrorKind
+from agentrun.errors import DockerUnavailable, SandboxError
 from agentrun.messages import ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import hostfs, owned
 from agentrun.sandbox.arguments import bound_arguments
 from agentrun.sandbox.base import ExecResult
-from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
+from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, tool_result
 from agentrun.sandbox.container import connect, prune
 from agentrun.sandbox.verifier import DockerVerifier
 from agentrun.sandbox.workspace import commit_all, diff_since, head, init_repo
@@ -60,7 +60,8 @@ RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 DEFAULT_SHELL_TIMEOUT_MAX = 600.0
 FILE_TOOL_DEADLINE_S = 60.0  # a file tool (a search with a runaway regex) is stopped after this
 MAX_WORKSPACE_ARCHIVE = 1 << 30  # what grading copies into the verifier
-SHELL_GRACE_S = 15.0  # run_shell's own timeout kills first; the host waits this much longer
+SHELL_GRACE_S = 15.0
+RESTART_ATTEMPTS = 5  # run_shell's own timeout kills first; the host waits this much longer
 
 
 class DockerSandbox:
@@ -174,16 +175,7 @@ class DockerSandbox:
                 reply = channel.request({"id": wire_id, "tool": name, "args": arguments}, timeout=deadline)
             except (ChannelTimeout, ChannelClosed) as exc:
                 return self._failed_call(call_id, name, exc, deadline)
-        error, output = reply.get("error"), reply.get("output", "")
-        return ToolResult(
-            call_id=call_id,
-            name=name,
-            output=output if isinstance(output, str) else "(the tool runtime sent a malformed reply)",
-            error=_error_kind(error),
-            exit_code=reply.get("exit_code") if isinstance(reply.get("exit_code"), int) else None,
-            truncated=bool(reply.get("truncated")),
-            duration_s=_seconds(reply.get("duration_s")),
-        )
+        return tool_result(call_id, name, reply)
 
     def _failed_call(self, call_id: str, name: str, exc: Exception, deadline: float) -> ToolResult:
         self._restart_channel()  # kills what the call left; a dead container raises SandboxError
@@ -220,11 +212,15 @@ class DockerSandbox:
                 f"sandbox container {self.container.name} is {self.container.status} "
                 f"(exit code {self.container.attrs['State'].get('ExitCode')}); the tool channel cannot be reopened"
             )
-        try:
-            self._channel = self._open_channel()
-        except ChannelClosed as exc:
-            raise SandboxError(f"the tool runtime in {self.container.name} does not start: {exc}") from exc
-        return self._channel
+        problem: Exception | None = None
+        for attempt in range(RESTART_ATTEMPTS):  # a fork bomb may hold every pid for a moment
+            try:
+                self._channel = self._open_channel()
+                return self._channel
+            except (ChannelClosed, APIError) as exc:
+                problem = exc
+                time.sleep(0.2 * (attempt + 1))
+        raise SandboxError(f"the tool runtime in {self.container.name} does not start: {problem}")
 
     # --- grading and setup ---------------------------------------------------------------
 
@@ -332,17 +328,6 @@ class DockerSandbox:
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def _error_kind(value: Any) -> ToolErrorKind | None:
-    """A reply's error as a ``ToolErrorKind``: anything unknown (or not a string) is "runtime"."""
-    if value is None:
-        return None
-    return cast(ToolErrorKind, value) if isinstance(value, str) and value in TOOL_ERROR_KINDS else "runtime"
-
-
-def _seconds(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _make_root(root: Path | None, run_id: str) -> Path:

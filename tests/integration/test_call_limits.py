@@ -113,3 +113,10 @@ def test_lines_forged_into_the_runtime_pipe_do_not_crash_the_host(sandbox: Docke
     result = shell(sandbox, "python3 forge.py > /proc/$PPID/fd/3; echo forged")
     assert result.error is None and result.output == "forged\n[exit code: 0]", result.output
     assert shell(sandbox, "echo alive").output == "alive\n[exit code: 0]"  # no stale reply taken
+
+
+def test_a_fork_bomb_after_killing_the_runtime(sandbox: DockerSandbox) -> None:
+    result = shell(sandbox, "kill -9 $PPID; b() { b | b & }; b")
+    assert result.error == "runtime"
+    assert shell(sandbox, "echo alive").output == "alive\n[exit code: 0]"
+    assert shell(sandbox, OTHERS).output.strip() == "[exit code: 0]"
