@@ -20,8 +20,10 @@ and a sparse 100 GB file fills its memory. ``walk`` avoids all of these:
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
+import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +143,37 @@ class _Walk:
             os.close(fd)
         self.bytes += size
         return Entry(path, 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644, b"".join(chunks))
+
+
+def tar_entries(
+    data: bytes,
+    *,
+    skip_dir: Callable[[bytes], bool] = lambda _name: False,
+    want_file: Callable[[bytes], bool] = lambda _name: True,
+) -> Iterator[Entry]:
+    """``walk``'s entries, from a tar of the workspace read in memory (nothing is unpacked):
+    the same rules (``.git`` names, skipped folders, size and count budgets), sorted by path."""
+    entries: list[Entry] = []
+    total = 0
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar:
+            parts = [os.fsencode(part) for part in member.name.split("/") if part not in ("", ".")]
+            if not parts or len(parts) > MAX_DEPTH or len(entries) >= MAX_ENTRIES:
+                continue
+            if any(is_git_name(p) for p in parts) or any(skip_dir(p) for p in parts[:-1]):
+                continue
+            path = b"/".join(parts)
+            if member.issym():
+                entries.append(Entry(path, 0o120000, os.fsencode(member.linkname)))
+            elif member.isreg() and want_file(parts[-1]) and member.size <= MAX_FILE_BYTES:
+                if total + member.size > MAX_TOTAL_BYTES:
+                    continue
+                extracted = tar.extractfile(member)
+                if extracted is not None:
+                    total += member.size
+                    mode = 0o100755 if member.mode & stat.S_IXUSR else 0o100644
+                    entries.append(Entry(path, mode, extracted.read()))
+    return iter(sorted(entries, key=lambda entry: entry.path))
 
 
 def chown_tree(folder: Path, uid: int, gid: int) -> None:

@@ -23,6 +23,7 @@ import hashlib
 import os
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from agentrun.errors import SandboxError
@@ -94,17 +95,27 @@ def head(git_dir: Path) -> str | None:
 
 
 def commit_all(git_dir: Path, workspace: Path, message: str, *, allow_empty: bool = False) -> str | None:
-    """Commit the workspace as it is now if it differs from the last commit; return the new sha, or None."""
+    """Commit the host folder as it is now if it differs from the last commit; the new sha, or None."""
+    entries = hostfs.walk(workspace, skip_dir=_excluded_dir, want_file=_wanted_file)
+    return commit_entries(git_dir, entries, message, allow_empty=allow_empty)
+
+
+def commit_tar(git_dir: Path, tar: bytes, message: str) -> str | None:
+    """``commit_all`` for a workspace that is only a tar (``get_archive``: a remote engine)."""
+    entries = hostfs.tar_entries(tar, skip_dir=_excluded_dir, want_file=_wanted_file)
+    return commit_entries(git_dir, entries, message)
+
+
+def commit_entries(
+    git_dir: Path, entries: Iterable[hostfs.Entry], message: str, *, allow_empty: bool = False
+) -> str | None:
+    """Commit exactly ``entries`` if they differ from the last commit; the new sha, or None."""
     parent = head(git_dir)
     before = _tree_of(git_dir, parent) if parent else {}
     stored = {sha for _, sha in before.values()}
     after: dict[bytes, tuple[int, str]] = {}
     new_blobs: dict[str, bytes] = {}  # only blobs git does not have yet are kept in memory
-    for entry in hostfs.walk(
-        workspace,
-        skip_dir=lambda name: name in EXCLUDED_DIRS or name.endswith(b".egg-info"),
-        want_file=lambda name: not name.endswith(b".pyc"),
-    ):
+    for entry in entries:
         sha = _blob_sha(entry.data)
         after[entry.path] = (entry.mode, sha)
         if sha not in stored:
@@ -114,6 +125,14 @@ def commit_all(git_dir: Path, workspace: Path, message: str, *, allow_empty: boo
     stream = _fast_import_stream(new_blobs, after, parent, message)
     git(git_dir, "fast-import", "--quiet", "--done", stdin=stream)
     return head(git_dir)
+
+
+def _excluded_dir(name: bytes) -> bool:
+    return name in EXCLUDED_DIRS or name.endswith(b".egg-info")
+
+
+def _wanted_file(name: bytes) -> bool:
+    return not name.endswith(b".pyc")
 
 
 def diff_since(git_dir: Path, commit: str) -> str:

@@ -3,8 +3,10 @@ on a hostile folder, and the judging of hidden-test reports."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
+import tarfile
 import threading
 from pathlib import Path
 
@@ -165,3 +167,30 @@ def test_walk_reads_at_most_its_total_budget(tmp_path: Path, monkeypatch: pytest
     for name in ("a.txt", "b.txt", "c.txt"):
         (tmp_path / name).write_text("12345678")
     assert [e.path for e in hostfs.walk(tmp_path)] == [b"a.txt"]
+
+
+def test_history_from_a_tar_matches_the_history_from_the_folder(tmp_path: Path) -> None:
+    """A remote engine's workspace arrives as a tar (``get_archive``): same commit, no unpacking."""
+    ws = tmp_path / "ws"
+    (ws / "pkg" / "__pycache__").mkdir(parents=True)
+    (ws / "pkg" / "mod.py").write_text("x = 1\n")
+    (ws / "pkg" / "__pycache__" / "mod.pyc").write_bytes(b"\0")
+    (ws / "run.sh").write_text("#!/bin/sh\n")
+    (ws / "run.sh").chmod(0o755)
+    (ws / "link").symlink_to("/etc/shadow")
+    (ws / "sub" / ".git").mkdir(parents=True)
+    (ws / "sub" / ".git" / "config").write_text("[core]\n\tfsmonitor = true\n")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(ws, arcname=".")
+    from_folder, from_tar = tmp_path / "a", tmp_path / "b"
+    workspace.init_repo(from_folder, ws)
+    (tmp_path / "empty").mkdir()
+    workspace.init_repo(from_tar, tmp_path / "empty")
+    assert workspace.commit_tar(from_tar, buffer.getvalue(), "turn")
+    trees = [
+        workspace.git(repo, "rev-parse", "refs/heads/main^{tree}").strip() for repo in (from_folder, from_tar)
+    ]
+    assert trees[0] == trees[1]
+    listing = workspace.git(from_tar, "ls-tree", "-r", "--name-only", "refs/heads/main").decode().split()
+    assert listing == ["link", "pkg/mod.py", "run.sh"]
