@@ -240,7 +240,7 @@ class Agent:
                 else self._shell_default
             )
             arguments = {**arguments, "timeout": max(1.0, min(float(asked), left))}
-        return self.sandbox.call(call.id, call.name, arguments)
+        return self.sandbox.call(call.model_copy(update={"arguments": arguments}))
 
     def _token_room(self, messages: Sequence[Message], max_tokens: int) -> int:
         """``max_tokens`` for the next request so the run's token total cannot pass its limit;

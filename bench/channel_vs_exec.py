@@ -28,6 +28,7 @@ from pathlib import Path
 
 import docker
 
+from agentrun.messages import ParsedCall
 from agentrun.sandbox.docker import DockerSandbox
 from agentrun.sandbox.images import ensure_sandbox_base
 
@@ -55,15 +56,19 @@ def measure(n: int, n_exec: int) -> list[tuple[str, str, list[float]]]:
     image = ensure_sandbox_base(on_log=lambda line: print(f"  {line}", file=sys.stderr))
     rows: list[tuple[str, str, list[float]]] = []
     with DockerSandbox.start(image, run_id="bench-channel") as sb:
-        sb.call("w", "write_file", {"path": "hello.txt", "content": "hello world\n" * 4})
+        sb.call(
+            ParsedCall(
+                id="w", name="write_file", arguments={"path": "hello.txt", "content": "hello world\n" * 4}
+            )
+        )
         cid = sb.container.id
         shell = {"command": "echo hi"}
 
         def channel_read() -> None:
-            assert sb.call("r", "read_file", {"path": "hello.txt"}).ok
+            assert sb.call(ParsedCall(id="r", name="read_file", arguments={"path": "hello.txt"})).ok
 
         def channel_shell() -> None:
-            assert sb.call("s", "run_shell", shell).exit_code == 0
+            assert sb.call(ParsedCall(id="s", name="run_shell", arguments=shell)).exit_code == 0
 
         def sdk(argv: list[str]) -> Callable[[], None]:
             return lambda: _check(sb.container.exec_run(argv, user=sb.user).exit_code)

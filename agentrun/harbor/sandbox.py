@@ -31,7 +31,7 @@ import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
-from agentrun.messages import ToolResult
+from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import owned
 from agentrun.sandbox.base import ExecResult
@@ -169,8 +169,9 @@ class HarborSandbox:
 
     # --- tools ---------------------------------------------------------------------------
 
-    def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool over the open channel; a dead channel is reopened once."""
+    def call(self, call: ParsedCall) -> ToolResult:
+        """Run one tool call over the open channel; a dead channel is reopened once."""
+        call_id, name, arguments = call.id, call.name, call.arguments
         request = {"id": call_id, "tool": name, "args": arguments}
         wait = arguments.get("timeout") if name == "run_shell" else None
         deadline = max(wait if isinstance(wait, int | float) else 0.0, 120.0) + 30.0

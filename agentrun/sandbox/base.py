@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from agentrun.messages import ToolResult
+from agentrun.messages import ParsedCall, ToolResult
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,8 @@ class Verifier(Protocol):
 class Sandbox(Protocol):
     """One isolated workspace for one run. Implementations need no inheritance."""
 
-    def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool from ``tools/`` over the open channel and return its result."""
+    def call(self, call: ParsedCall) -> ToolResult:
+        """Run one tool call from ``tools/`` over the open channel and return its result."""
         ...
 
     def exec(self, command: str, *, timeout: float = 600.0, user: str | None = None) -> ExecResult:

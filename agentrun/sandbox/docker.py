@@ -41,7 +41,7 @@ import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from agentrun.errors import DockerUnavailable, SandboxError
-from agentrun.messages import ToolResult
+from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import hostfs, owned
@@ -154,13 +154,14 @@ class DockerSandbox:
     def _open_channel(self) -> Channel:
         return Channel(self.client.api, self.container.id, RUNTIME_CMD, user=self.user, workdir="/workspace")
 
-    def call(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool over the open channel; never sent twice.
+    def call(self, call: ParsedCall) -> ToolResult:
+        """Run one tool call over the open channel; never sent twice.
 
         Arguments are bounded first (``arguments.py``). A runtime that dies or stops answering
         fails this call (it may have run in part, so it is not sent again); the runtime is
         restarted, which kills whatever the call left, and takes the next call.
         """
+        call_id, name, arguments = call.id, call.name, call.arguments
         try:
             arguments = bound_arguments(name, arguments, shell_timeout_max=self.shell_timeout_max)
         except ArgumentError as exc:

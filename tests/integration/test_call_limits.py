@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentrun.messages import ParsedCall
 from agentrun.sandbox.docker import DockerSandbox
 
 pytestmark = pytest.mark.docker
@@ -32,7 +33,7 @@ def sandbox(todo_image: str) -> Iterator[DockerSandbox]:
 
 
 def shell(sb: DockerSandbox, command: str, timeout: Any = 30) -> Any:
-    return sb.call("c", "run_shell", {"command": command, "timeout": timeout})
+    return sb.call(ParsedCall(id="c", name="run_shell", arguments={"command": command, "timeout": timeout}))
 
 
 @pytest.mark.parametrize("timeout", [float("inf"), float("-inf"), float("nan"), -1, 0, "5", None, [1]])
@@ -56,7 +57,7 @@ def test_deep_huge_and_odd_arguments_are_tool_errors(sandbox: DockerSandbox) -> 
         ("read_file", {"path": "a.txt", "start_line": 10**400}),
         ("read_file", ["a.txt"]),
     ]:
-        result = sandbox.call("x", name, arguments)  # type: ignore[arg-type]
+        result = sandbox.call(ParsedCall.model_construct(id="x", name=name, arguments=arguments))  # type: ignore[arg-type]
         assert result.error == "validation", (name, result.output[:200])
     assert shell(sandbox, "echo alive").output.startswith("alive")
 
@@ -93,7 +94,9 @@ def test_a_hung_file_tool_is_stopped_at_its_deadline(sandbox: DockerSandbox) -> 
     sandbox.file_tool_deadline_s = 3
     try:
         started = time.monotonic()
-        result = sandbox.call("s", "search", {"pattern": "(a+)+$", "path": "slow.txt"})  # backtracks for ages
+        result = sandbox.call(
+            ParsedCall(id="s", name="search", arguments={"pattern": "(a+)+$", "path": "slow.txt"})
+        )  # backtracks for ages
         assert result.error == "timeout" and time.monotonic() - started < 30, result.output
     finally:
         sandbox.file_tool_deadline_s = 60
@@ -109,7 +112,9 @@ def test_lines_forged_into_the_runtime_pipe_do_not_crash_the_host(sandbox: Docke
         "sys.stdout.write('[' * 100000 + ']' * 100000 + '\\n')\n"
         'sys.stdout.write(\'{"id": "c", "output": [[1]], "error": [1], "exit_code": "0"}\\n\')\n'
     )
-    assert sandbox.call("w", "write_file", {"path": "forge.py", "content": forge}).ok
+    assert sandbox.call(
+        ParsedCall(id="w", name="write_file", arguments={"path": "forge.py", "content": forge})
+    ).ok
     result = shell(sandbox, "python3 forge.py > /proc/$PPID/fd/3; echo forged")
     assert result.error is None and result.output == "forged\n[exit code: 0]", result.output
     assert shell(sandbox, "echo alive").output == "alive\n[exit code: 0]"  # no stale reply taken

@@ -20,6 +20,7 @@ import pytest
 
 from agentrun.artifacts import measure_django
 from agentrun.errors import SandboxError
+from agentrun.messages import ParsedCall
 from agentrun.sandbox import workspace
 from agentrun.sandbox.docker import DockerSandbox
 
@@ -38,13 +39,13 @@ def sandbox(todo_image: str, host_dir: Path) -> Iterator[DockerSandbox]:
 
 
 def shell(sb: DockerSandbox, command: str, timeout: float = 30) -> Any:
-    result = sb.call("c", "run_shell", {"command": command, "timeout": timeout})
+    result = sb.call(ParsedCall(id="c", name="run_shell", arguments={"command": command, "timeout": timeout}))
     assert result.error is None, result.output
     return result
 
 
 def write(sb: DockerSandbox, path: str, content: str) -> None:
-    result = sb.call("w", "write_file", {"path": path, "content": content})
+    result = sb.call(ParsedCall(id="w", name="write_file", arguments={"path": path, "content": content}))
     assert result.ok, result.output
 
 
@@ -87,7 +88,7 @@ def _config(marker: Path) -> str:
 def _plant_repo(sb: DockerSandbox, folder: str, marker: Path) -> None:
     """A real repository at ``folder`` whose config, hooks and attributes all run ``touch marker``."""
     shell(sb, f"git init -q {folder} && cd {folder} && git config user.email a@b && git config user.name a")
-    config = sb.call("r", "read_file", {"path": f"{folder}/.git/config"}).output
+    config = sb.call(ParsedCall(id="r", name="read_file", arguments={"path": f"{folder}/.git/config"})).output
     write(sb, f"{folder}/.git/config", config + _config(marker))
     hook = f"#!/bin/sh\ntouch {marker}\n"
     for name in ("pre-commit", "post-commit", "post-checkout", "post-index-change", "fsmonitor-watchman"):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentrun import grading
+from agentrun.messages import ParsedCall
 from agentrun.sandbox.docker import DockerSandbox
 from agentrun.tasks import TaskSpec, load_task
 
@@ -51,7 +52,7 @@ def sandbox(todo_image: str, tmp_path: Path) -> Iterator[DockerSandbox]:
 
 
 def write(sb: DockerSandbox, path: str, content: str) -> None:
-    assert sb.call("w", "write_file", {"path": path, "content": content}).ok
+    assert sb.call(ParsedCall(id="w", name="write_file", arguments={"path": path, "content": content})).ok
 
 
 def assert_not_passed(graded: grading.Grade) -> None:

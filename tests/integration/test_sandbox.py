@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentrun.errors import DockerUnavailable, SandboxError
+from agentrun.messages import ParsedCall
 from agentrun.sandbox import Sandbox
 from agentrun.sandbox.docker import DockerSandbox, prune
 from agentrun.sandbox.images import build_image, ensure_sandbox_base
@@ -38,7 +39,7 @@ def sandbox(image: str) -> Iterator[DockerSandbox]:
 
 
 def shell(sb: DockerSandbox, command: str, timeout: float = 30) -> Any:
-    return sb.call("c", "run_shell", {"command": command, "timeout": timeout})
+    return sb.call(ParsedCall(id="c", name="run_shell", arguments={"command": command, "timeout": timeout}))
 
 
 def test_is_a_sandbox(sandbox: DockerSandbox) -> None:
@@ -47,20 +48,32 @@ def test_is_a_sandbox(sandbox: DockerSandbox) -> None:
 
 
 def test_channel_round_trip(sandbox: DockerSandbox) -> None:
-    written = sandbox.call("w1", "write_file", {"path": "pkg/mod.py", "content": "x = 1\n"})
+    written = sandbox.call(
+        ParsedCall(id="w1", name="write_file", arguments={"path": "pkg/mod.py", "content": "x = 1\n"})
+    )
     assert written.ok and written.call_id == "w1" and written.name == "write_file"
-    assert sandbox.call("e1", "edit_file", {"path": "pkg/mod.py", "old": "x = 1", "new": "x = 2"}).ok
-    read = sandbox.call("r1", "read_file", {"path": "/workspace/pkg/mod.py"})
+    assert sandbox.call(
+        ParsedCall(
+            id="e1", name="edit_file", arguments={"path": "pkg/mod.py", "old": "x = 1", "new": "x = 2"}
+        )
+    ).ok
+    read = sandbox.call(ParsedCall(id="r1", name="read_file", arguments={"path": "/workspace/pkg/mod.py"}))
     assert read.output == "x = 2\n" and read.error is None and read.duration_s > 0
-    assert "pkg/mod.py" in sandbox.call("l1", "list_files", {}).output
-    assert sandbox.call("s1", "search", {"pattern": "x ="}).output == "pkg/mod.py:1: x = 2"
-    assert sandbox.call("u1", "no_such_tool", {}).error == "unknown_tool"
-    assert sandbox.call("v1", "read_file", {"path": 3}).error == "validation"
+    assert "pkg/mod.py" in sandbox.call(ParsedCall(id="l1", name="list_files", arguments={})).output
+    assert (
+        sandbox.call(ParsedCall(id="s1", name="search", arguments={"pattern": "x ="})).output
+        == "pkg/mod.py:1: x = 2"
+    )
+    assert sandbox.call(ParsedCall(id="u1", name="no_such_tool", arguments={})).error == "unknown_tool"
+    assert sandbox.call(ParsedCall(id="v1", name="read_file", arguments={"path": 3})).error == "validation"
     assert sandbox.ping() < 0.5
 
 
 def test_image_workspace_is_copied_in(sandbox: DockerSandbox) -> None:
-    assert sandbox.call("r", "read_file", {"path": "starter.py"}).output == 'print("starter")\n'
+    assert (
+        sandbox.call(ParsedCall(id="r", name="read_file", arguments={"path": "starter.py"})).output
+        == 'print("starter")\n'
+    )
     assert (sandbox.workspace / "starter.py").is_file()
 
 
@@ -72,10 +85,17 @@ def test_runs_as_non_root_in_workspace(sandbox: DockerSandbox) -> None:
 
 
 def test_paths_outside_workspace_are_refused(sandbox: DockerSandbox) -> None:
-    assert sandbox.call("a", "read_file", {"path": "/etc/passwd"}).error == "path"
-    assert sandbox.call("b", "write_file", {"path": "../etc/evil", "content": "x"}).error == "path"
+    assert (
+        sandbox.call(ParsedCall(id="a", name="read_file", arguments={"path": "/etc/passwd"})).error == "path"
+    )
+    assert (
+        sandbox.call(
+            ParsedCall(id="b", name="write_file", arguments={"path": "../etc/evil", "content": "x"})
+        ).error
+        == "path"
+    )
     assert shell(sandbox, "ln -sf /etc/passwd escape.txt").exit_code == 0
-    refused = sandbox.call("c", "read_file", {"path": "escape.txt"})
+    refused = sandbox.call(ParsedCall(id="c", name="read_file", arguments={"path": "escape.txt"}))
     assert refused.error == "path" and "symlink" in refused.output
 
 
@@ -118,7 +138,9 @@ def test_shell_timeout(sandbox: DockerSandbox) -> None:
 def test_git_commit_only_when_changed(sandbox: DockerSandbox) -> None:
     sandbox.commit("settle")
     assert sandbox.commit("nothing changed") is None
-    sandbox.call("w", "write_file", {"path": "notes/new.txt", "content": "hello\n"})
+    sandbox.call(
+        ParsedCall(id="w", name="write_file", arguments={"path": "notes/new.txt", "content": "hello\n"})
+    )
     sha = sandbox.commit("turn")
     assert sha and len(sha) == 40 and sandbox.commit("again") is None
     assert sandbox.head() == sha
@@ -175,7 +197,7 @@ def test_close_removes_container_and_is_idempotent(image: str, docker_client: An
     assert not docker_client.containers.list(all=True, filters={"name": name})
     assert not root.exists()
     with pytest.raises(SandboxError):
-        sb.call("x", "read_file", {"path": "a"})
+        sb.call(ParsedCall(id="x", name="read_file", arguments={"path": "a"}))
 
 
 def test_prune_removes_leftovers(image: str, docker_client: Any) -> None:
