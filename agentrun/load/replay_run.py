@@ -9,6 +9,7 @@ for good ends its session, as it ends a real agent's run (``model_error``).
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,4 +176,11 @@ def run_replay(
     """Replay ``plan.sessions`` sessions; ``t0`` (``perf_counter``) is the load's start."""
     for session in sessions:
         _ = session.requests  # encode every body before the clock matters
-    return asyncio.run(_load(sessions, plan, options, progress, t0))
+    # A full collection walks every tracked object, the encoded workload included: a pause in
+    # which no stream is read. Frozen, what exists before the load is never walked again.
+    gc.collect()
+    gc.freeze()
+    try:
+        return asyncio.run(_load(sessions, plan, options, progress, t0))
+    finally:
+        gc.unfreeze()
