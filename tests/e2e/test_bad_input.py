@@ -141,6 +141,10 @@ CASES = [
     c("run-agent", "run {dir} --agent robot --results {results}", "--agent"),
     c("run-concurrency-0", "run {dir} --concurrency 0 --results {results}", "--concurrency"),
     c("run-image-map", "run {dir} --image-map nope --results {results}", "is not FROM=TO"),
+    # -- resume
+    c("resume-not-a-run", "resume {dir}", "not a run folder"),
+    c("resume-missing", "resume {tmp}/no-such-run", "not a run folder"),
+    c("resume-no-argument", "resume", "missing argument"),
     # -- tasks
     c("tasks-extra-argument", "tasks extra", "unexpected extra argument"),
     # -- compare
@@ -360,6 +364,7 @@ def test_the_table_is_broad() -> None:
     for command in (
         "task",
         "tasks",
+        "resume",
         "compare",
         "replay serve",
         "replay script",
