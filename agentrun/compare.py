@@ -44,6 +44,7 @@ class ModeSummary(BaseModel):
     tool_ok_median: float
     tool_failed_median: float
     repaired_total: dict[str, int] = Field(description="repairs by kind, summed over trials")
+    faults_drawn: dict[str, int] = Field(default_factory=dict, description="real fault families, summed")
     hidden_passed_total: int = 0
     hidden_total_all: int = 0
     tokens_median: float
@@ -59,6 +60,7 @@ class Comparison(BaseModel):
     seeds: list[int]
     faults: float
     fault_mix: str
+    fault_source: str = "designed"
     modes: dict[str, ModeSummary]
     runs: list[RunResult]
     admission: dict[str, int] | None = None
@@ -66,6 +68,14 @@ class Comparison(BaseModel):
 
 def _median(values: list[float]) -> float:
     return median_present(values) or 0.0
+
+
+def _summed(counts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for count in counts:
+        for key, n in count.items():
+            out[key] = out.get(key, 0) + n
+    return dict(sorted(out.items()))
 
 
 def summarize(results: list[RunResult]) -> ModeSummary:
@@ -85,6 +95,7 @@ def summarize(results: list[RunResult]) -> ModeSummary:
         tool_ok_median=_median([r.tool_calls.ok for r in results]),
         tool_failed_median=_median([r.tool_calls.failed for r in results]),
         repaired_total={k: sum(r.tool_calls.repaired.get(k, 0) for r in results) for k in kinds},
+        faults_drawn=_summed([r.faults_drawn for r in results]),
         hidden_passed_total=sum(r.hidden_tests.passed for r in results),
         hidden_total_all=sum(r.hidden_tests.total for r in results),
         tokens_median=_median([r.usage.total_tokens for r in results]),
@@ -130,6 +141,7 @@ def run_comparison(
         seeds=seeds,
         faults=faults,
         fault_mix=base.fault_mix,
+        fault_source=base.fault_source,
         modes={m: summarize([r for r in runs if r.mode == m]) for m in MODES},
         runs=runs,
         admission=None
@@ -172,7 +184,10 @@ def _run_all(
 
 
 def comparison_table(c: Comparison) -> Table:
-    title = f"{c.task}: direct vs corrected, {len(c.seeds)} trial(s), medians unless noted — {c.model_label}"
+    title = (
+        f"{c.task}: direct vs corrected, {len(c.seeds)} trial(s), medians unless noted — {c.model_label}"
+        f" — fault source: {c.fault_source}"
+    )
     table = Table(title=title)
     table.add_column("")
     for mode in MODES:
@@ -197,6 +212,11 @@ def comparison_table(c: Comparison) -> Table:
             return str(s.repaired_total.get(kind, 0))
 
         row(f"  {kind}", repaired)
+    if d.faults_drawn or k.faults_drawn:  # which real outputs the faults came from
+        row(
+            "real faults drawn",
+            lambda s: f"{sum(s.faults_drawn.values())} from {len(s.faults_drawn)} families",
+        )
     row("tokens", lambda s: f"{s.tokens_median:g}")
     if d.cached_tokens_median is not None or k.cached_tokens_median is not None:
         row(

@@ -33,6 +33,7 @@ class RunConfig(BaseModel):
     seed: int = 0
     faults: float = 0.0
     fault_mix: str = "mixed"
+    fault_source: str = "designed"  # "real": faults drawn from real model outputs (replay.real_faults)
     replay_ttft: float = 0.0
     replay_token_delay: float = 0.0
     max_turns: int | None = Field(default=None, ge=1, description="None: the task's")

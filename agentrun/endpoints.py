@@ -11,7 +11,7 @@ The one place that choice is made, for ``run_task`` and ``compare`` alike:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from agentrun.config import RunConfig
@@ -30,6 +30,7 @@ class Endpoint:
     model: str
     label: str
     metrics_url: str | None = None
+    faults_drawn: Callable[[], dict[str, int]] | None = None  # the replay model's real fault families
 
 
 def uses_replay(config: RunConfig) -> bool:
@@ -74,6 +75,7 @@ def _replay(config: RunConfig, task: TaskSpec) -> Iterator[Endpoint]:
             token_delay=config.replay_token_delay,
             faults=config.faults,
             fault_mix=config.fault_mix,
+            fault_source=config.fault_source,
             seed=config.seed,
         )
     except ValueError as exc:  # a fault rate outside 0..1 or an unknown mix
@@ -81,8 +83,10 @@ def _replay(config: RunConfig, task: TaskSpec) -> Iterator[Endpoint]:
     with server:  # bound from here on: base_url has its port
         # the replay model serves its simulated cache's counters itself, unless told to answer as another model
         metrics = config.server_metrics or (server.base_url if config.model is None else None)
-        label = replay.describe(config.faults, config.fault_mix)
-        yield Endpoint(server.base_url, script.model_name, label, metrics)
+        label = replay.describe(config.faults, config.fault_mix, config.fault_source)
+        families = getattr(server.fault_injector, "families", None)
+        drawn = (lambda: dict(families)) if families is not None else None
+        yield Endpoint(server.base_url, script.model_name, label, metrics, drawn)
 
 
 @contextlib.contextmanager

@@ -52,6 +52,8 @@ class RunResult(BaseModel):
     base_url: str | None = None
     seed: int = 0
     faults: float = 0.0
+    fault_source: str = "designed"
+    faults_drawn: dict[str, int] = Field(default_factory=dict, description="real fault families drawn")
     stop_reason: str = "not_started"
     error: str | None = None
     hidden_tests: Tally = Field(default_factory=Tally)

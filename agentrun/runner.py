@@ -125,6 +125,7 @@ def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) ->
         model="",
         seed=config.seed,
         faults=config.faults,
+        fault_source=config.fault_source,
         started_at=time.time(),
         results_path=str(run_dir),
         network=task.config.environment.network,
@@ -254,6 +255,8 @@ def _run_agent(
     run_after = probe.snapshot() if probe else None
     if run_before is not None and run_after is not None:
         run.result.server = delta(run_before, run_after)
+    if run.endpoint.faults_drawn is not None:
+        run.result.faults_drawn = run.endpoint.faults_drawn()
 
 
 def _grade(run: _Run, sandbox: Any) -> None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import typer
 
 FaultMixName = Literal["deepseek", "qwen", "mixed"]  # faults.MIXES; a unit test keeps them equal
+FaultSourceName = Literal["designed", "real"]  # real_faults.FAULT_SOURCES
 ModeName = Literal["direct", "corrected"]
 OtlpProtocolName = Literal["http/protobuf", "grpc"]
 

@@ -51,7 +51,8 @@ def _announcement(server: Any, *, ttft: float, token_delay: float, seed: int) ->
     text = f"{describe()}: {len(script.turns)} turns as model {script.model_name!r}, "
     text += f"ttft {ttft}s, {token_delay}s per token"
     if injector:
-        text += f", {injector.rate:.0%} faults ({injector.mix}, seed {seed})"
+        kind = "real model outputs" if injector.source == "real" else injector.mix
+        text += f", {injector.rate:.0%} faults ({kind}, seed {seed})"
     if cache:
         text += f", simulated KV cache {cache.gpu_tokens} GPU + {cache.cpu_tokens} CPU tokens on /metrics"
     return text + ". Ctrl-C stops it."
@@ -89,6 +90,9 @@ def serve(
     model: Annotated[str | None, typer.Option("--model", help="model name to answer with")] = None,
     faults: Faults = 0.0,
     fault_mix: Annotated[_params.FaultMixName, typer.Option(help="which model family's faults")] = "mixed",
+    fault_source: Annotated[
+        _params.FaultSourceName, typer.Option(help="designed faults, or real model outputs re-targeted")
+    ] = "designed",
     seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
     kv_gpu_tokens: KvGpuTokens = GPU_KV_TOKENS,
     kv_cpu_tokens: Annotated[int, typer.Option(min=0, help="simulated CPU KV-offload tier (tokens)")] = 0,
@@ -103,6 +107,7 @@ def serve(
             token_delay=token_delay,
             faults=faults,
             fault_mix=fault_mix,
+            fault_source=fault_source,
             seed=seed,
             kv_gpu_tokens=kv_gpu_tokens,
             kv_cpu_tokens=kv_cpu_tokens,

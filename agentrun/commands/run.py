@@ -126,6 +126,10 @@ FaultRate = Annotated[
 FaultMix = Annotated[
     _params.FaultMixName, typer.Option(help="replay model only: which model family's faults")
 ]
+FaultSource = Annotated[
+    _params.FaultSourceName,
+    typer.Option(help="replay model only: faults we designed, or real model outputs re-targeted at the task"),
+]
 Temperature = Annotated[float | None, typer.Option(min=0.0, max=2.0, help="sampling temperature")]
 MaxTurns = Annotated[int | None, typer.Option(min=1, help="turn limit (default: the task's)")]
 MaxWall = Annotated[
@@ -211,6 +215,7 @@ def task_cmd(
     seed: int = 0,
     faults: FaultRate = 0.0,
     fault_mix: FaultMix = "mixed",
+    fault_source: FaultSource = "designed",
     temperature: Temperature = None,
     max_turns: MaxTurns = None,
     max_wall: MaxWall = None,
@@ -240,6 +245,7 @@ def task_cmd(
         seed=seed,
         faults=faults,
         fault_mix=fault_mix,
+        fault_source=fault_source,
         temperature=temperature,
         max_turns=max_turns,
         max_wall_s=max_wall,
@@ -287,6 +293,7 @@ def compare_cmd(
     api_key: ApiKey = None,
     faults: CompareFaults = None,
     fault_mix: FaultMix = "mixed",
+    fault_source: FaultSource = "designed",
     temperature: Temperature = None,
     max_turns: MaxTurns = None,
     max_wall: MaxWall = None,
@@ -305,6 +312,7 @@ def compare_cmd(
         seed=seed,
         faults=faults or 0.0,
         fault_mix=fault_mix,
+        fault_source=fault_source,
         temperature=temperature,
         max_turns=max_turns,
         max_wall_s=max_wall,

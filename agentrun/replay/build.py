@@ -26,6 +26,7 @@ def build_server(
     token_delay: float,
     faults: float = 0.0,
     fault_mix: str = "mixed",
+    fault_source: str = "designed",
     seed: int = 0,
     kv_gpu_tokens: int = GPU_KV_TOKENS,
     kv_cpu_tokens: int = 0,
@@ -35,9 +36,9 @@ def build_server(
 ) -> ReplayServer:
     """A replay server for ``script``: no faults when ``faults`` is 0, no cache when ``kv_gpu_tokens`` is 0.
 
-    Raises ``ValueError`` for a fault rate outside 0..1 or an unknown ``fault_mix``.
+    Raises ``ValueError`` for a fault rate outside 0..1 or an unknown ``fault_mix`` or ``fault_source``.
     """
-    injector = FaultInjector(rate=faults, mix=fault_mix, seed=seed) if faults else None
+    injector = FaultInjector(rate=faults, mix=fault_mix, seed=seed, source=fault_source) if faults else None
     cache = None
     if kv_gpu_tokens > 0:
         cache = KVCacheSimulator(
@@ -54,6 +55,9 @@ def build_server(
     )
 
 
-def describe(faults: float = 0.0, fault_mix: str = "mixed") -> str:
+def describe(faults: float = 0.0, fault_mix: str = "mixed", fault_source: str = "designed") -> str:
     """How the replay model is named in output: always says it is scripted, and which faults it injects."""
-    return LABEL + (f", {faults:.0%} faults ({fault_mix})" if faults > 0 else "")
+    if faults <= 0:
+        return LABEL
+    kind = "real model outputs" if fault_source == "real" else fault_mix
+    return LABEL + f", {faults:.0%} faults ({kind})"

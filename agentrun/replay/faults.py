@@ -17,7 +17,9 @@ a real model family gets it wrong (``mix``: ``"deepseek"``, ``"qwen"`` or ``"mix
 
 Every damaged argument text is checked against the corrector before use: it must either
 parse back to exactly the scripted arguments or be refused (so the call is re-sent);
-nothing here can make corrected mode run altered content. The RNG is seeded from (seed, turn
+nothing here can make corrected mode run altered content. With ``source="real"`` a faulted
+turn's calls are written instead into a real model's output (``real_faults``), and
+``families`` counts which real families were drawn. The RNG is seeded from (seed, turn
 index, attempt): a re-play after an error result (``attempt`` > 0) is drawn afresh, so it is
 again subject to faults, as a real model's retry is; a re-ask of the very same request
 (``repeat`` > 0, e.g. a larger ``max_tokens`` after a cut-off reply) comes out clean. Direct
@@ -38,6 +40,7 @@ from typing import Any
 from agentrun.messages import RepairKind
 from agentrun.repair.jsonfix import parse_arguments
 from agentrun.repair.names import TOOL_ALIASES
+from agentrun.replay import real_faults
 from agentrun.replay.script import plan_turn
 from agentrun.replay.textcalls import FAMILIES, MIXES, render_text_calls
 
@@ -180,13 +183,20 @@ class FaultInjector:
         *,
         max_tokens: int | None = None,
         kinds: tuple[RepairKind, ...] = FAULT_KINDS,
+        source: str = "designed",
     ) -> None:
+        if source not in real_faults.FAULT_SOURCES:
+            raise ValueError(
+                f"unknown fault source {source!r}; choose from {', '.join(real_faults.FAULT_SOURCES)}"
+            )
         if mix not in MIXES:
             raise ValueError(f"unknown fault mix {mix!r}; choose from {', '.join(MIXES)}")
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"fault rate must be within 0..1, got {rate}")
         self.rate, self.mix, self.seed, self.max_tokens, self.kinds = rate, mix, seed, max_tokens, kinds
+        self.source = source
         self.injected: Counter[str] = Counter()
+        self.families: Counter[str] = Counter()  # real families drawn (source "real")
         self._seen: Counter[tuple[int, int]] = Counter()
         self._lock = threading.Lock()
 
@@ -202,6 +212,8 @@ class FaultInjector:
         if rng.random() >= self.rate:
             return turn
         data = _as_dict(turn)
+        if self.source == "real":
+            return self._real(turn, data, rng)
         kinds = [k for k in self.kinds if data["tool_calls"] or k == "reasoning_only"]
         if not kinds:
             return turn
@@ -210,6 +222,19 @@ class FaultInjector:
         with self._lock:
             self.injected[kind] += 1
         return _like(turn, faulted)
+
+    def _real(self, turn: Any, data: dict[str, Any], rng: random.Random) -> Any:
+        """The turn's calls leaked into a real model's output text (turns without calls stay)."""
+        calls = [(c["name"], _args(c)) for c in data["tool_calls"]]
+        drawn = real_faults.pick(calls, rng) if calls else None
+        if drawn is None:
+            return turn
+        fault, text = drawn
+        with self._lock:
+            self.injected["text_tool_call"] += 1
+            self.families[fault.family] += 1
+        content = f"{data['content']}\n\n{text}" if data.get("content") else text
+        return _like(turn, {**data, "content": content, "tool_calls": []})
 
     def apply(self, kind: RepairKind, turn: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """``turn`` (a plain dict with ScriptTurn's keys) with fault ``kind``; pure given ``rng``."""
