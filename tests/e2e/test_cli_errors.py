@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from agentrun_testsupport import run_cli
+from agentrun_testsupport import agentrun_cmd, run_cli
 
 
 def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -44,16 +46,34 @@ def test_server_unreachable_before_any_container(tmp_path: Path, todo_image: str
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    before = {c.id for c in docker_client.containers.list(all=True)}
-    proc = run_cli(
-        "task",
-        "todo-cli",
-        "--base-url",
-        f"http://127.0.0.1:{port}/v1",
-        "--model",
-        "m",
-        "--results",
-        str(tmp_path),
+    started = int(time.time()) - 1
+    proc = subprocess.Popen(
+        agentrun_cmd(
+            "task",
+            "todo-cli",
+            "--base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--model",
+            "m",
+            "--results",
+            str(tmp_path),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    _one_line_error(proc, "cannot reach the model server", str(port))
-    assert {c.id for c in docker_client.containers.list(all=True)} <= before
+    out, err = proc.communicate(timeout=600)
+    _one_line_error(
+        subprocess.CompletedProcess(proc.args, proc.returncode, out, err),
+        "cannot reach the model server",
+        str(port),
+    )
+    # the engine's own record of containers this process made (others' runs share this engine)
+    events = docker_client.events(
+        since=started,
+        until=int(time.time()) + 1,
+        filters={"type": "container", "event": "create"},
+        decode=True,
+    )
+    mine = [e for e in events if e["Actor"]["Attributes"].get("agentrun.owner.pid") == str(proc.pid)]
+    assert mine == []
