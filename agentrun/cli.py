@@ -73,7 +73,7 @@ def _usage_message(exc: typer.TyperException) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     try:
-        code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        code = app(args=list(argv) if argv is not None else None, prog_name="agentrun", standalone_mode=False)
     except UserError as exc:
         _print_error(rich_escape(str(exc)))
         sys.exit(EXIT_USAGE)

@@ -144,7 +144,8 @@ def test_cli_logstats_and_capacity():
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     proc = _run("logstats", str(tmp_path / "missing.log"))
-    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "no such log file" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "does not exist" in proc.stderr
+    assert "agentrun logstats --help" in proc.stderr  # the command's own name, however it was started
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
