@@ -19,6 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 NAME, ARGS = "\u27e6NAME\u27e7", "\u27e6ARGS\u27e7"
 LOCAL = "tests/fixtures/local_model/raw_messages.jsonl"
+OUT = "agentrun/replay/real_faults.jsonl"
 
 
 def _objects(text: str) -> list[tuple[int, int, Any]]:
@@ -69,7 +70,25 @@ def template(family: str, source: str, text: str, name: str, args: dict[str, Any
     return {"family": family, "source": source, "text": body, "style": _style(text[start:end])}
 
 
-def main() -> int:
+def _local_rows() -> list[dict[str, Any]]:
+    rows = []
+    for line in (ROOT / LOCAL).read_text().splitlines():
+        rec = json.loads(line)
+        content = (rec.get("message") or {}).get("content") or ""
+        for _s, _e, value in _objects(content):
+            if isinstance(value, dict) and isinstance(value.get("arguments"), dict) and "name" in value:
+                where = f"{rec['scenario']} turn {rec.get('turn', rec.get('variant'))}"
+                src = f"{LOCAL} ({where}, Qwen2.5-Coder-1.5B on llama.cpp)"
+                kind = (rec.get("parsed") or {}).get("kind", "reply")
+                row = template(f"local_{kind}", src, content, value["name"], value["arguments"])
+                if row:
+                    rows.append(row)
+                break
+    return rows
+
+
+def build() -> str:
+    """The text of real_faults.jsonl, from the two sources."""
     sys.path.insert(0, str(ROOT))
     from tests.unit.repair.engine_outputs import CASES
 
@@ -77,20 +96,14 @@ def main() -> int:
     for family, source, text, calls in CASES:
         if len(calls) == 1 and (row := template(family, source, text, *calls[0])):
             rows.append(row)
-    for line in (ROOT / LOCAL).read_text().splitlines():
-        rec = json.loads(line)
-        content = (rec.get("message") or {}).get("content") or ""
-        for _s, _e, value in _objects(content):
-            if isinstance(value, dict) and isinstance(value.get("arguments"), dict) and "name" in value:
-                src = f"{LOCAL} ({rec['scenario']} turn {rec.get('turn', rec.get('variant'))}, Qwen2.5-Coder-1.5B on llama.cpp)"
-                kind = (rec.get("parsed") or {}).get("kind", "reply")
-                row = template(f"local_{kind}", src, content, value["name"], value["arguments"])
-                if row:
-                    rows.append(row)
-                break
-    out = ROOT / "agentrun/replay/real_faults.jsonl"
-    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    print(f"{len(rows)} templates -> {out.relative_to(ROOT)}")
+    rows += _local_rows()
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def main() -> int:
+    out = ROOT / OUT
+    out.write_text(build(), encoding="utf-8")
+    print(f"{len(out.read_text().splitlines())} templates -> {OUT}")
     return 0
 
 

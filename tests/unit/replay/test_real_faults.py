@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +36,16 @@ def test_every_template_is_read_back_as_exactly_the_scripted_call(call: tuple[st
         text = render(fault, [call])
         got = correct(Message(role="assistant", content=text), builtin_specs())
         assert [(c.name, c.arguments) for c in got.calls] == [call], (fault.family, fault.source, text)
+
+
+def test_the_shipped_corpus_is_what_the_builder_makes() -> None:
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("build_real_faults", root / "scripts/build_real_faults.py")
+    assert spec is not None and spec.loader is not None
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    shipped = (root / "agentrun/replay/real_faults.jsonl").read_text(encoding="utf-8")
+    assert builder.build() == shipped  # else: python scripts/build_real_faults.py
 
 
 def test_raw_newlines_are_kept_where_the_model_wrote_them() -> None:
