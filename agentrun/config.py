@@ -48,3 +48,6 @@ class RunConfig(BaseModel):
     capture_content: bool = False
     run_id: str | None = None
     model_label: str | None = Field(default=None, description="how the model is named in output")
+    docker_hosts: list[str] = Field(default_factory=list, description="--docker-host: the engine pool")
+    docker_host: str | None = Field(default=None, description="the engine this run is placed on")
+    engines_lost: list[str] = Field(default_factory=list, description="engines that died under this run")

@@ -79,6 +79,9 @@ class RunResult(BaseModel):
     image: str | None = None
     network: bool = False
     trace_id: str | None = None
+    docker_host: str | None = Field(default=None, description="--docker-host engine it ran on (None: local)")
+    engines_lost: list[str] = Field(default_factory=list, description="engines that died under it first")
+    node: str | None = Field(default=None, description="the Ray node it ran on (--ray)")
     started_at: float = 0.0
     results_path: str = ""
     resumed_from_turn: int | None = Field(default=None, description="`agentrun resume`: turns 1..N were kept")

@@ -78,7 +78,17 @@ def run_task(
 ) -> RunResult:
     """Run one task end to end and write ``results/<run-id>/``; never loses what was done.
 
-    ``resume`` (``agentrun.resume``) continues a killed run in its own folder instead."""
+    ``resume`` (``agentrun.resume``) continues a killed run in its own folder instead. With
+    ``docker_hosts`` (``--docker-host``) the run goes to the pool's least busy engine, and
+    again to another if that engine dies under it (``agentrun.sandbox.pool``)."""
+    from agentrun.sandbox import pool
+
+    return pool.dispatch(config, lambda placed: _run_once(placed, on_turn, on_log, gate, resume))
+
+
+def _run_once(
+    config: RunConfig, on_turn: OnTurn | None, on_log: Log | None, gate: Any, resume: Any
+) -> RunResult:
     run = _open_run(config, on_log or (lambda _msg: None), resume)
     try:
         with contextlib.ExitStack() as stack:
@@ -132,7 +142,7 @@ def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) ->
         profile=task.config.profile,
     )
     result.unsupported, result.image_substitutions = harbor_run.task_notes(task, config.image_map, log)
-    result.image = image
+    result.image, result.docker_host, result.engines_lost = image, config.docker_host, config.engines_lost
     lock = _lock_run(run_dir)
     trajectory = Trajectory(
         run_dir / "trajectory.jsonl",

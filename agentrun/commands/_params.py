@@ -117,3 +117,18 @@ def _mostly_text(data: bytes) -> bool:
     """True unless over a tenth of the sample is undecodable (a cut-off UTF-8 sequence is fine)."""
     text = data.decode("utf-8", errors="replace")
     return text.count("\ufffd") <= max(1, len(text) // 10)
+
+
+DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "http://", "https://", "npipe://")
+
+
+def docker_hosts(value: list[str] | None) -> list[str] | None:
+    """Docker engine addresses in any ``DOCKER_HOST`` form, each once."""
+    if not value:
+        return value
+    for host in value:
+        if not host.startswith(DOCKER_HOST_SCHEMES) or len(host.split("://", 1)[1]) == 0:
+            raise typer.BadParameter(
+                f"{host!r} is not a Docker engine address; use unix:///path.sock, tcp://HOST:PORT or ssh://USER@HOST"
+            )
+    return list(dict.fromkeys(value))

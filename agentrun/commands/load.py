@@ -72,6 +72,14 @@ Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per 
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint")]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
+DockerHosts = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--docker-host",
+        help="live: a Docker engine for the sandboxes (unix://, tcp://, ssh://; repeat for a pool)",
+        callback=_params.docker_hosts,
+    ),
+]
 
 
 def _execute(items: list[str], o: dict[str, Any]) -> None:
@@ -108,7 +116,15 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
         for name in items:
             load_task(name)  # fail fast on an unknown task
         plan = LoadPlan.make(**plan_args, default_sessions=len(items))
-        path, document = run_live_load(items, plan, target, measure, mode=o["mode"], kv_budget=o["kv_budget"])
+        path, document = run_live_load(
+            items,
+            plan,
+            target,
+            measure,
+            mode=o["mode"],
+            kv_budget=o["kv_budget"],
+            docker_hosts=o["docker_host"],
+        )
     Console().print(summary(document))
     Console().print(f"load.json: {path}")
     if not o["no_report"]:
@@ -144,6 +160,7 @@ def register(app: typer.Typer) -> None:
         otlp_endpoint: OtlpEndpoint = None,
         otlp_protocol: OtlpProtocol = None,
         no_report: NoReport = False,
+        docker_host: DockerHosts = None,
     ) -> None:
         """Put a known load of agent sessions on a server and measure what it did (see README)."""
         if items and items[0] == "compare" and not replay:

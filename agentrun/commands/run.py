@@ -166,6 +166,17 @@ ImageMapFile = Annotated[
 ]
 
 
+DockerHosts = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--docker-host",
+        help="a Docker engine for the sandboxes (unix://, tcp://, ssh://; repeat for a pool); "
+        "nothing is bind-mounted into them",
+        callback=_params.docker_hosts,
+    ),
+]
+
+
 def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None) -> dict[str, Any]:
     if base_url and not model:
         raise UserError("--base-url needs --model NAME (the served model's name)")
@@ -230,6 +241,7 @@ def task_cmd(
     request_timeout: RequestTimeout = 600.0,
     image_map: ImageMap = None,
     image_map_file: ImageMapFile = None,
+    docker_host: DockerHosts = None,
 ) -> None:
     """Run one task in a Docker sandbox and grade it with its hidden tests."""
     from agentrun.harbor.imagemap import parse_image_map
@@ -258,6 +270,7 @@ def task_cmd(
         replay_token_delay=replay_token_delay,
         request_timeout=request_timeout,
         image_map=parse_image_map(image_map or [], image_map_file or []),
+        docker_hosts=docker_host or [],
     )
     _run_one(config, report=not no_report)
 
@@ -303,6 +316,7 @@ def compare_cmd(
     concurrency: Concurrency = 1,
     kv_budget: KvBudget = None,
     no_report: NoReport = False,
+    docker_host: DockerHosts = None,
 ) -> None:
     """Run direct and corrected mode on the same seeds and print one table."""
     base = RunConfig(
@@ -319,6 +333,7 @@ def compare_cmd(
         base_image=base_image,
         otlp_endpoint=otlp_endpoint,
         otlp_protocol=otlp_protocol,
+        docker_hosts=docker_host or [],
     )
     load_task(name)  # fail fast on an unknown task
     _compare(base, trials=trials, concurrency=concurrency, kv_budget=kv_budget, report=not no_report)

@@ -33,6 +33,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
 from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
+from agentrun.sandbox import container as ct
 from agentrun.sandbox import owned
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
@@ -106,7 +107,7 @@ class HarborSandbox:
         client: docker.DockerClient | None = None,
     ) -> HarborSandbox:
         """Start the container; ``root`` is the run's host folder (``root/logs`` becomes /logs)."""
-        client = client or docker.from_env()
+        client = client or ct.connect()
         logs = Path(root).resolve() / "logs"
         for sub in ("agent", "verifier", "artifacts"):
             (logs / sub).mkdir(parents=True, exist_ok=True)
@@ -228,7 +229,7 @@ class HarborSandbox:
     ) -> ExecResult:
         """Run ``sh -c command`` in the WORKDIR with a hard timeout (``timeout``, then kill)."""
         self._check_open()
-        client = docker.from_env(timeout=int(timeout) + 60)
+        client = ct.connect(timeout=int(timeout) + 60)
         argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
         started = time.perf_counter()
         try:

@@ -113,6 +113,9 @@ def _session_record(
         hidden_tests_total=result.hidden_tests.total,
         run_dir=result.results_path,
         trace_id=result.trace_id,
+        docker_host=result.docker_host,
+        engines_lost=result.engines_lost,
+        node=result.node,
     )
 
 

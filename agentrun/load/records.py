@@ -59,6 +59,9 @@ class SessionRecord(BaseModel):
     hidden_tests_total: int | None = None
     run_dir: str | None = None
     trace_id: str | None = None
+    docker_host: str | None = Field(default=None, description="live: the --docker-host engine it ran on")
+    engines_lost: list[str] = Field(default_factory=list, description="live: engines that died under it")
+    node: str | None = Field(default=None, description="live --ray: the Ray node it ran on")
 
 
 def tpot(e2e_s: float | None, ttft_s: float | None, output_tokens: int | None) -> float | None:

@@ -198,8 +198,10 @@ def run_live_load(
     mode: str = "corrected",
     kv_budget: int | None = None,
     on_log: Callable[[str], None] | None = None,
+    docker_hosts: list[str] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Real agent sessions (tasks x seeds) against the target (see ``agentrun.load.live``)."""
+    """Real agent sessions (tasks x seeds) against the target (see ``agentrun.load.live``);
+    ``docker_hosts``: the engine pool the sessions' sandboxes are placed on (``sandbox/pool.py``)."""
     from agentrun.load.live import LiveLoad
     from agentrun.runner import RunConfig
     from agentrun.serving.admission import AdmissionGate
@@ -227,6 +229,7 @@ def run_live_load(
                 server_metrics=per_task_metrics or target.server_metrics,
                 otlp_endpoint=measure.otlp.get("otlp_endpoint"),
                 otlp_protocol=measure.otlp.get("otlp_protocol"),
+                docker_hosts=docker_hosts or [],
             )
 
         def runner(t0: float, progress: LoadProgress) -> tuple[list[RequestRecord], list[SessionRecord]]:

@@ -6,7 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from docker.errors import DockerException
+from requests.exceptions import RequestException
+
 from agentrun.messages import ParsedCall, ToolResult
+
+# What a call to the engine raises, the engine gone included: a remote engine that stops
+# answering gives requests' ConnectionError, which is no DockerException.
+ENGINE_ERRORS = (DockerException, RequestException)
 
 
 @dataclass(frozen=True)

@@ -2,28 +2,32 @@
 one-off execs, file reads through the engine API, and stopping every process of a user.
 
 Everything here goes through the Docker engine API (no host path is touched), so it works the
-same for a remote ``DOCKER_HOST``.
+same for a remote ``DOCKER_HOST``. Which engine: ``using_host(url)`` for the current run (a
+context variable, so each session thread of a load may use its own engine), else ``DOCKER_HOST``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
+import os
 import re
 import secrets
 import socket
 import tarfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, NotFound
+from docker.errors import DockerException, ImageNotFound, NotFound
 
 from agentrun import liveness
 from agentrun.errors import DockerUnavailable, SandboxError
 from agentrun.sandbox import owned
-from agentrun.sandbox.base import ExecResult
+from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 from agentrun.sandbox.channel import split_frames
 
 LABEL = "agentrun"
@@ -52,14 +56,54 @@ _LIST_MINE = (
 )
 
 
-def connect(timeout: int | None = 60) -> docker.DockerClient:
-    """A docker client for ``DOCKER_HOST`` (or the default socket), or ``DockerUnavailable``."""
+_HOST: contextvars.ContextVar[str | None] = contextvars.ContextVar("agentrun_docker_host", default=None)
+
+
+def docker_host() -> str | None:
+    """The engine the current run was given with ``--docker-host`` (None: the local default)."""
+    return _HOST.get()
+
+
+@contextlib.contextmanager
+def using_host(url: str | None) -> Iterator[None]:
+    """Every ``connect()`` in this context (this thread) goes to ``url``; None changes nothing."""
+    token = _HOST.set(url) if url else None
     try:
-        client = docker.from_env(timeout=timeout)
+        yield
+    finally:
+        if token is not None:
+            _HOST.reset(token)
+
+
+def connect(timeout: int | None = 60, *, host: str | None = None) -> docker.DockerClient:
+    """A docker client for ``host``, the current ``using_host``, or ``DOCKER_HOST``; or ``DockerUnavailable``.
+
+    Any ``DOCKER_HOST`` form: ``unix://``, ``tcp://`` (TLS from ``DOCKER_TLS_VERIFY`` /
+    ``DOCKER_CERT_PATH`` as docker's own client reads them), ``ssh://`` (through the ssh binary).
+    """
+    host = host or _HOST.get()
+    try:
+        if host:
+            environment = {**os.environ, "DOCKER_HOST": host}
+            client = docker.from_env(
+                timeout=timeout, environment=environment, use_ssh_client=host.startswith("ssh://")
+            )
+        else:
+            client = docker.from_env(timeout=timeout)
         client.ping()
     except DockerException as exc:
-        raise DockerUnavailable(NOT_RUNNING) from exc
+        where = f"the Docker engine at {host} does not answer ({exc})" if host else NOT_RUNNING
+        raise DockerUnavailable(where) from exc
     return client
+
+
+def require_image(client: docker.DockerClient, image: str) -> None:
+    try:
+        client.images.get(image)
+    except ImageNotFound:
+        raise DockerUnavailable(
+            f"sandbox image {image!r} is missing: build it with `agentrun sandbox build`"
+        ) from None
 
 
 def prune(client: docker.DockerClient | None = None, *, run_id: str | None = None) -> int:
@@ -109,14 +153,14 @@ def slug(text: str) -> str:
 
 def run_exec(container: Any, command: str, *, timeout: float, user: str) -> ExecResult:
     """Run ``sh -c command`` in /workspace with a hard timeout (the ``timeout`` binary, then kill)."""
-    client = docker.from_env(timeout=int(timeout) + 60)  # the default 60 s would cut long runs
+    client = connect(timeout=int(timeout) + 60)  # the default 60 s would cut long runs
     argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
     started = time.perf_counter()
     try:
         exec_id = client.api.exec_create(container.id, argv, user=user, workdir="/workspace")
         output = client.api.exec_start(exec_id, demux=False)
         code = client.api.exec_inspect(exec_id)["ExitCode"]
-    except (APIError, DockerException) as exc:
+    except ENGINE_ERRORS as exc:
         raise SandboxError(f"exec in {container.name} failed: {exc}") from exc
     finally:
         client.close()
@@ -161,7 +205,7 @@ def untar_into(api: Any, container_id: str, dest: str, tar: bytes, *, user: str)
             tar,
             user=user,
         )
-    except (APIError, DockerException, OSError) as exc:
+    except (*ENGINE_ERRORS, OSError) as exc:
         raise SandboxError(f"could not unpack into {dest} in the sandbox: {exc}") from exc
     if code != 0:
         raise SandboxError(f"could not unpack into {dest} in the sandbox: {output.strip()[:300]}")
@@ -173,7 +217,7 @@ def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ
         stream, info = container.get_archive(path)
     except NotFound:  # maybe on a tmpfs, which the archive API cannot see
         return _cat(container, path, user, max_bytes)
-    except (APIError, DockerException) as exc:
+    except ENGINE_ERRORS as exc:
         raise SandboxError(f"could not read {path} in {container.name}: {exc}") from exc
     if int(info.get("size", 0)) > max_bytes:
         raise SandboxError(f"{path} is {info['size']} bytes, more than {max_bytes} are not read")
@@ -197,7 +241,7 @@ def _cat(container: Any, path: str, user: str, max_bytes: int) -> bytes:
     argv = ["head", "-c", str(max_bytes + 1), "--", path]
     try:
         code, (out, err) = container.exec_run(argv, user=user, demux=True)
-    except (APIError, DockerException) as exc:  # e.g. the container has stopped
+    except ENGINE_ERRORS as exc:  # e.g. the container has stopped
         raise SandboxError(f"could not read {path} in {container.name}: {exc}") from exc
     if code != 0:
         raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
@@ -225,7 +269,7 @@ def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None
             if code == 0 and not left:
                 return
             time.sleep(0.1)
-    except (APIError, DockerException) as exc:
+    except ENGINE_ERRORS as exc:
         raise SandboxError(f"could not stop the processes of {user} in {container.name}: {exc}") from exc
     raise SandboxError(f"processes of {user} in {container.name} survive SIGKILL: {left[:300]}")
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
-import os
 import secrets
 import shutil
 import tarfile
@@ -38,24 +37,23 @@ from types import TracebackType
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from docker.errors import APIError
 
-from agentrun.errors import DockerUnavailable, SandboxError
+from agentrun.errors import SandboxError
 from agentrun.messages import ParsedCall, ToolResult
-from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
-from agentrun.sandbox import hostfs, owned
+from agentrun.sandbox import local, owned, remote
 from agentrun.sandbox.arguments import bound_arguments
-from agentrun.sandbox.base import ExecResult
+from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, tool_result
 from agentrun.sandbox.container import connect, prune
 from agentrun.sandbox.verifier import DockerVerifier
-from agentrun.sandbox.workspace import commit_all, diff_since, head, init_repo
+from agentrun.sandbox.workspace import commit_all, commit_tar, diff_since, head, init_repo, init_repo_from_tar
 from agentrun.toolset import ArgumentError
 
 __all__ = ["DockerSandbox", "connect", "prune"]
 
-TOOLS_MOUNT = "/opt/agentrun/tools"
+TOOLS_MOUNT = local.TOOLS_MOUNT
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 DEFAULT_SHELL_TIMEOUT_MAX = 600.0
 FILE_TOOL_DEADLINE_S = 60.0  # a file tool (a search with a runaway regex) is stopped after this
@@ -89,6 +87,7 @@ class DockerSandbox:
         self._verifiers: list[DockerVerifier] = []  # closed with the sandbox, whatever happens
         self._closed = False
         self._keep_root = False
+        self.remote = False  # on an engine given with --docker-host: no bind mount (``remote.py``)
         atexit.register(self.close)
 
     @classmethod
@@ -115,34 +114,37 @@ class DockerSandbox:
         logs, tests, git) unless ``keep_files``. ``root`` puts that host folder where the caller
         wants it (e.g. inside a results folder) and keeps it. ``env`` adds environment variables;
         ``AGENTRUN_SHELL_TIMEOUT_MAX`` there also caps ``run_shell``'s timeout on the host.
+        On a ``--docker-host`` engine nothing is bind-mounted: the workspace is only in the
+        container, and ``workspace`` gets the last commit's files at ``close`` (``remote.py``).
         """
         client = client or connect()
-        try:
-            client.images.get(image)
-        except ImageNotFound:
-            raise DockerUnavailable(
-                f"sandbox image {image!r} is missing: build it with `agentrun sandbox build`"
-            ) from None
+        ct.require_image(client, image)
         keep_files = keep_files or root is not None
         root = _make_root(root, run_id)
-        env = {
-            "AGENTRUN_SHELL_TIMEOUT_MAX": str(DEFAULT_SHELL_TIMEOUT_MAX),
-            **(env or {}),
-            "AGENTRUN_STOP_LEFTOVERS": "1",
-        }
+        env = {"AGENTRUN_SHELL_TIMEOUT_MAX": str(DEFAULT_SHELL_TIMEOUT_MAX), **(env or {})}
+        env["AGENTRUN_STOP_LEFTOVERS"] = "1"
         limits = ct.locked_down(network=network, cpus=cpus, memory_mb=memory_mb, pids_limit=pids_limit)
+        labels, remote_engine = (
+            {ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, **(labels or {})},
+            remote.is_remote(),
+        )
+        ws = Path(workspace).resolve() if workspace else root / "workspace"
         try:
-            ws = Path(workspace).resolve() if workspace else root / "workspace"
-            container, user = _run_container(client, image, run_id, root, ws, env, labels or {}, limits)
+            container, user = _run_container(client, image, run_id, root, ws, env, labels, limits)
         except BaseException:
             if not keep_files:
                 shutil.rmtree(root, ignore_errors=True)
             raise
         sandbox = cls(client, container, root, ws, user)
         sandbox._keep_root, sandbox.image, sandbox.run_id, sandbox.limits = keep_files, image, run_id, limits
+        sandbox.remote = remote_engine
         sandbox.shell_timeout_max = float(env["AGENTRUN_SHELL_TIMEOUT_MAX"])
         try:
-            sandbox.initial_commit = init_repo(sandbox.git_dir, sandbox.workspace)
+            sandbox.initial_commit = (
+                init_repo_from_tar(sandbox.git_dir, sandbox.workspace_archive())
+                if remote_engine
+                else init_repo(sandbox.git_dir, sandbox.workspace)
+            )
             sandbox._channel = sandbox._open_channel()
         except BaseException:
             sandbox.close()
@@ -207,7 +209,10 @@ class DockerSandbox:
 
     def _restart_channel(self) -> Channel:
         self._drop_channel()
-        self.container.reload()
+        try:
+            self.container.reload()
+        except ENGINE_ERRORS as exc:  # the engine itself is gone (a remote host down)
+            raise SandboxError(f"the Docker engine of {self.container.name} does not answer: {exc}") from exc
         if self.container.status != "running":
             raise SandboxError(
                 f"sandbox container {self.container.name} is {self.container.status} "
@@ -248,7 +253,7 @@ class DockerSandbox:
                 if len(data) > MAX_WORKSPACE_ARCHIVE:
                     stream.close()
                     raise SandboxError(f"/workspace is larger than {MAX_WORKSPACE_ARCHIVE >> 20} MB as a tar")
-        except (APIError, DockerException) as exc:
+        except ENGINE_ERRORS as exc:
             raise SandboxError(f"could not read /workspace of {self.container.name}: {exc}") from exc
         return bytes(data)
 
@@ -269,6 +274,9 @@ class DockerSandbox:
         """Copy a host folder into the sandbox; /tests is filled on the host (it is read-only inside)."""
         self._check_open()
         src = Path(src)
+        if self.remote and dest.rstrip("/") == "/tests":
+            remote.put(self.container, "/tests", remote.folder_tar(src, uid=0))
+            return
         if dest.rstrip("/") == "/tests" or dest.startswith("/tests/"):
             target = self.tests_dir / dest.removeprefix("/tests").strip("/")
             shutil.copytree(src, target, dirs_exist_ok=True)
@@ -294,12 +302,17 @@ class DockerSandbox:
     def commit(self, message: str) -> str | None:
         """Commit everything in the workspace if it changed; return the new sha, or None."""
         with self._lock:
-            return commit_all(self.git_dir, self.workspace, message)
+            return self._commit(message)
+
+    def _commit(self, message: str) -> str | None:
+        if self.remote:  # the workspace is only in the engine: its tar, read in memory
+            return commit_tar(self.git_dir, self.workspace_archive(), message)
+        return commit_all(self.git_dir, self.workspace, message)
 
     def diff(self) -> str:
         """The patch from the initial commit to the workspace as it is now (recorded first if it changed)."""
         with self._lock:
-            commit_all(self.git_dir, self.workspace, "workspace at diff")
+            self._commit("workspace at diff")
             return diff_since(self.git_dir, self.initial_commit)
 
     # --- lifetime ------------------------------------------------------------------------
@@ -313,9 +326,12 @@ class DockerSandbox:
         self._drop_channel()
         for verifier in self._verifiers:
             verifier.close()
-        with contextlib.suppress(NotFound, APIError, DockerException):
-            self.container.remove(force=True)
+        with contextlib.suppress(*ENGINE_ERRORS):
+            self.container.remove(force=True, v=True)
         owned.disowned(self.container.name)
+        if self.remote and self._keep_root and self.initial_commit:
+            with contextlib.suppress(OSError, SandboxError, tarfile.TarError):
+                remote.mirror(self.git_dir, self.workspace)
         if not self._keep_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -349,34 +365,11 @@ def _run_container(
     labels: dict[str, str],
     limits: dict[str, Any],
 ) -> tuple[Any, str]:
-    """Fill the host folders, start the container; (container, the agent's "uid:gid")."""
-    uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
-    for folder in (ws, root / "logs", root / "tests"):
-        folder.mkdir(parents=True, exist_ok=True)
-    ct.copy_image_workspace(client, image, ws)
-    for folder in (ws, root / "logs"):
-        hostfs.chown_tree(folder, uid, gid)
-    (root / "tests").chmod(0o755)
-    container = owned.run_owned(  # claimed before the engine makes it: Ctrl-C at any moment is covered
-        client,
-        image=image,
-        command=["sleep", "infinity"],
-        name=f"agentrun-{ct.slug(run_id)}-{secrets.token_hex(3)}",
-        detach=True,
-        user=ct.KEEPER_USER,
-        working_dir="/workspace",
-        environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
-        labels={ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, **labels},
-        tmpfs={"/tmp": ct.tmpfs_options("1g")},
-        volumes={
-            str(ws): {"bind": "/workspace", "mode": "rw"},
-            str(root / "logs"): {"bind": "/logs", "mode": "rw"},
-            str(root / "tests"): {"bind": "/tests", "mode": "ro"},
-            str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
-        },
-        **limits,
-    )
-    return container, f"{uid}:{gid}"
+    """Bind mounts on this machine's engine (``local.py``), volumes on a ``--docker-host`` one (``remote.py``)."""
+    name = f"agentrun-{ct.slug(run_id)}-{secrets.token_hex(3)}"
+    if remote.is_remote():
+        return remote.run_container(client, image, name=name, env=env, labels=labels, limits=limits)
+    return local.run_container(client, image, name, root, ws, env, labels, limits)
 
 
 def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:

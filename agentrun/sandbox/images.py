@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import docker
-from docker.errors import APIError, ImageNotFound
+from docker.errors import APIError, DockerException, ImageNotFound
 
 from agentrun.errors import DockerUnavailable
 from agentrun.paths import data_dir
@@ -82,17 +82,42 @@ def ensure_base_image(
     except APIError as exc:
         reason = str(getattr(exc, "explanation", None) or exc).splitlines()[0][:160]
         _say(on_log, f"cannot pull {wanted} ({reason})")
-    if wanted == OFFLINE_BASE_IMAGE or not _image_id(client, OFFLINE_BASE_IMAGE):
+    if not _image_id(client, OFFLINE_BASE_IMAGE) and not _copy_from_local(client, OFFLINE_BASE_IMAGE, on_log):
         _bootstrap_offline_base(on_log)
     _say(on_log, f"using the offline base {OFFLINE_BASE_IMAGE} instead of {wanted}")
     return OFFLINE_BASE_IMAGE
 
 
+def _copy_from_local(client: docker.DockerClient, ref: str, on_log: LogFn | None) -> bool:
+    """``docker save ref | docker -H remote load``: a remote engine with no registry gets the
+    offline base from this machine's engine, if that has it. False when there is nothing to copy."""
+    from agentrun.sandbox.container import docker_host
+
+    if docker_host() is None:
+        return False
+    try:
+        local = docker.from_env(timeout=600)
+        image = local.images.get(ref)
+    except (DockerException, ImageNotFound):
+        return False
+    _say(on_log, f"copying {ref} from this machine's engine to {docker_host()} (docker save | load)")
+    client.images.load(b"".join(image.save(named=True)))
+    return _image_id(client, ref) is not None
+
+
 def _bootstrap_offline_base(on_log: LogFn | None) -> None:
     script = data_dir("sandboxes") / "bootstrap-base.sh"
     _say(on_log, f"building {OFFLINE_BASE_IMAGE} with {script} (debootstrap + docker import; minutes)")
+    from agentrun.sandbox.container import docker_host
+
+    host = docker_host()  # the script's `docker import` goes to the run's engine
+    env = {**os.environ, "DOCKER_HOST": host} if host else None
     proc = subprocess.Popen(
-        ["bash", str(script), OFFLINE_BASE_IMAGE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ["bash", str(script), OFFLINE_BASE_IMAGE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
     )
     tail: list[str] = []
     assert proc.stdout is not None
@@ -205,7 +230,14 @@ def build_image(
     tail: list[str] = []
     try:
         stream: Iterable[dict[str, Any]] = client.api.build(
-            path=str(context), tag=tag, buildargs=buildargs, labels=labels, rm=True, forcerm=True, decode=True
+            path=str(context),
+            tag=tag,
+            buildargs=buildargs,
+            labels=labels,
+            rm=True,
+            forcerm=True,
+            decode=True,
+            network_mode=_build_network(client),
         )
         for chunk in stream:
             if "error" in chunk:
@@ -217,6 +249,18 @@ def build_image(
                     tail = [*tail[-9:], line.strip()]
     except APIError as exc:
         raise ImageBuildError(f"building {tag} failed: {getattr(exc, 'explanation', None) or exc}") from exc
+
+
+def _build_network(client: docker.DockerClient) -> str | None:
+    """The network a build's pip and apt use: ``AGENTRUN_BUILD_NETWORK`` (e.g. ``host`` for an
+    engine whose bridge has no NAT, as CI's second engine), else the engine's default (its
+    bridge), else the host's network on an engine started without a bridge."""
+    if os.environ.get("AGENTRUN_BUILD_NETWORK"):
+        return os.environ["AGENTRUN_BUILD_NETWORK"]
+    try:
+        return None if client.networks.list(names=["bridge"]) else "host"
+    except APIError:
+        return None
 
 
 def _labels(client: docker.DockerClient, ref: str) -> dict[str, str]:

@@ -20,9 +20,9 @@ import threading
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, NotFound
 
 from agentrun.liveness import owner_labels
+from agentrun.sandbox.base import ENGINE_ERRORS
 
 _owned: dict[str, docker.DockerClient] = {}
 _lock = threading.Lock()
@@ -38,7 +38,7 @@ def remove(name: str) -> None:
     with _lock:
         client = _owned.pop(name, None)
     if client is not None:
-        with contextlib.suppress(NotFound, APIError, DockerException):
+        with contextlib.suppress(*ENGINE_ERRORS):
             client.api.remove_container(name, force=True, v=True)
 
 

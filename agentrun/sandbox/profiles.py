@@ -1,7 +1,8 @@
 """Sandbox profiles: what a task's container is given, and what it is never given.
 
 ``strict`` (agentrun's own tasks; ``DockerSandbox``, options in ``container.locked_down``)
-    uid 1000, ``/workspace`` bind-mounted from the host, read-only root, every capability
+    uid 1000, ``/workspace`` bind-mounted from the host (on a ``--docker-host`` engine: a volume
+    filled and read through the engine API, ``sandbox/remote.py``), read-only root, every capability
     dropped; graded in a fresh container from the same image (``sandbox/verifier.py``).
 
 ``harbor`` (tasks written for Harbor; ``agentrun.harbor.sandbox.HarborSandbox``)

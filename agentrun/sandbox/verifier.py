@@ -24,13 +24,12 @@ from types import TracebackType
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, NotFound
 from docker.types import Mount
 
 from agentrun.errors import SandboxError
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import owned
-from agentrun.sandbox.base import ExecResult
+from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 
 VERIFIER_UID = 1001
 VERIFIER_USER = f"{VERIFIER_UID}:{VERIFIER_UID}"
@@ -59,7 +58,7 @@ class DockerVerifier:
         """Start the container (``limits``: ``container.locked_down`` options) and unpack ``workspace``."""
         try:
             container = _run(client, image, run_id, limits, env or {})
-        except (APIError, DockerException) as exc:
+        except ENGINE_ERRORS as exc:
             raise SandboxError(f"could not start the verifier container from {image}: {exc}") from exc
         verifier = cls(client, container)
         try:
@@ -83,7 +82,7 @@ class DockerVerifier:
         if dest.rstrip("/") == "/tests":
             try:
                 self.container.put_archive("/tests", buffer.getvalue())
-            except (APIError, DockerException) as exc:
+            except ENGINE_ERRORS as exc:
                 raise SandboxError(f"could not copy {src} to /tests in the verifier: {exc}") from exc
             return
         ct.untar_into(self.client.api, self.container.id, dest, buffer.getvalue(), user=self.user)
@@ -101,7 +100,7 @@ class DockerVerifier:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(NotFound, APIError, DockerException):
+        with contextlib.suppress(*ENGINE_ERRORS):
             self.container.remove(force=True, v=True)
         owned.disowned(self.container.name)
 

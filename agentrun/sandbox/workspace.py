@@ -106,6 +106,15 @@ def commit_tar(git_dir: Path, tar: bytes, message: str) -> str | None:
     return commit_entries(git_dir, entries, message)
 
 
+def init_repo_from_tar(git_dir: Path, tar: bytes) -> str:
+    """``init_repo`` for a workspace that lives only in a remote engine (``sandbox/remote.py``)."""
+    git(git_dir, "init", "--bare", "-q", "--template=", "--initial-branch=main", str(git_dir))
+    entries = hostfs.tar_entries(tar, skip_dir=_excluded_dir, want_file=_wanted_file)
+    sha = commit_entries(git_dir, entries, "initial workspace", allow_empty=True) or head(git_dir)
+    assert sha is not None
+    return sha
+
+
 def commit_entries(
     git_dir: Path, entries: Iterable[hostfs.Entry], message: str, *, allow_empty: bool = False
 ) -> str | None:
