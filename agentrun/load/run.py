@@ -200,8 +200,7 @@ def run_live_load(
     on_log: Callable[[str], None] | None = None,
     docker_hosts: list[str] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Real agent sessions (tasks x seeds) against the target (see ``agentrun.load.live``);
-    ``docker_hosts``: the engine pool the sessions' sandboxes are placed on (``sandbox/pool.py``)."""
+    """Real agent sessions (tasks x seeds) against the target (``load.live``); ``docker_hosts``: their engines."""
     from agentrun.load.live import LiveLoad
     from agentrun.runner import RunConfig
     from agentrun.serving.admission import AdmissionGate
