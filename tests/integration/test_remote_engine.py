@@ -18,6 +18,7 @@ import docker
 import pytest
 
 from agentrun.config import RunConfig
+from agentrun.messages import ParsedCall
 from agentrun.runner import run_task
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import pool
@@ -98,14 +99,24 @@ def test_sandbox_on_a_unix_socket_engine_keeps_agent_files_and_root_owned_tests(
         image = ensure_task_image(load_task("todo-cli"))  # that engine's own build (built by the fixture)
     with ct.using_host(REMOTE_UNIX), DockerSandbox.start(image, run_id="remote-box", root=tmp_path) as box:
         assert box.remote
-        assert box.call("w", "write_file", {"path": "new.py", "content": "x = 1\n"}).ok
+        assert box.call(
+            ParsedCall(id="w", name="write_file", arguments={"path": "new.py", "content": "x = 1\n"})
+        ).ok
         tests = tmp_path / "hidden"
         tests.mkdir()
         (tests / "test_x.py").write_text("def test_x(): pass\n")
         box.put_dir(tests, "/tests")
-        overwrite = box.call("o", "run_shell", {"command": "echo bad > /tests/test_x.py", "timeout": 10})
+        overwrite = box.call(
+            ParsedCall(
+                id="o", name="run_shell", arguments={"command": "echo bad > /tests/test_x.py", "timeout": 10}
+            )
+        )
         assert overwrite.exit_code != 0  # root's file, the agent is uid 1000
-        tools = box.call("t", "run_shell", {"command": "touch /opt/agentrun/tools/x", "timeout": 10})
+        tools = box.call(
+            ParsedCall(
+                id="t", name="run_shell", arguments={"command": "touch /opt/agentrun/tools/x", "timeout": 10}
+            )
+        )
         assert tools.exit_code != 0
         assert box.commit("turn 1") is not None
         assert "new.py" in box.diff()
