@@ -31,6 +31,19 @@ def _run(name: str, agent: str, results: Path) -> Any:
     return run_task(config)
 
 
+@pytest.fixture(scope="module")
+def probe_runs(tmp_path_factory: pytest.TempPathFactory, docker_client: Any) -> dict[tuple[str, str], Any]:
+    """Every probe with the oracle and with nop, three at a time (the runs wait on Docker and pip
+    more than on the CPU), each in its own results folder."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    root = tmp_path_factory.mktemp("parity")
+    pairs = [(name, agent) for name in TASKS for agent in ("oracle", "nop")]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda pair: _run(pair[0], pair[1], root / f"{pair[0]}-{pair[1]}"), pairs))
+    return dict(zip(pairs, results, strict=True))
+
+
 def test_every_probe_has_a_harbor_record() -> None:
     probes = sorted(p.name for p in PROBES.iterdir() if (p / "task.toml").is_file())
     assert probes == TASKS
@@ -39,9 +52,11 @@ def test_every_probe_has_a_harbor_record() -> None:
 
 
 @pytest.mark.parametrize("name", TASKS)
-def test_oracle_gets_harbors_reward(name: str, tmp_path: Path, docker_client: Any) -> None:
+def test_oracle_gets_harbors_reward(
+    name: str, probe_runs: dict[tuple[str, str], Any], docker_client: Any
+) -> None:
     harbor = _expected(name)["oracle"]
-    result = _run(name, "oracle", tmp_path)
+    result = probe_runs[(name, "oracle")]
     assert result.profile == "harbor" and result.stop_reason in ("oracle", "verifier_timeout")
     assert result.reward == harbor["reward"], (result.error, result.rewards)
     assert (result.rewards or None) == harbor["rewards"]
@@ -53,9 +68,9 @@ def test_oracle_gets_harbors_reward(name: str, tmp_path: Path, docker_client: An
 
 
 @pytest.mark.parametrize("name", TASKS)
-def test_nop_agent_gets_zero(name: str, tmp_path: Path) -> None:
+def test_nop_agent_gets_zero(name: str, probe_runs: dict[tuple[str, str], Any]) -> None:
     harbor = _expected(name)["nop"]
-    result = _run(name, "nop", tmp_path)
+    result = probe_runs[(name, "nop")]
     assert (result.reward or 0.0) == 0.0 == (harbor["reward"] or 0.0)
     assert result.reward == harbor["reward"]
     assert not result.passed
