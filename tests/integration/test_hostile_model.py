@@ -43,7 +43,8 @@ def hostile_script(marker: Path, secret: Path) -> Script:
     return Script(turns=turns, model_name="hostile")
 
 
-def test_a_hostile_model_cannot_crash_escape_or_pass(tmp_path: Path, todo_image: str) -> None:
+@pytest.mark.parametrize("mode", ["corrected", "direct"])
+def test_a_hostile_model_cannot_crash_escape_or_pass(tmp_path: Path, todo_image: str, mode: str) -> None:
     marker, secret = tmp_path / "pwned-by-model", tmp_path / "secret.txt"
     secret.write_text("HOST-SECRET-VALUE")
     with ReplayServer(
@@ -58,15 +59,17 @@ def test_a_hostile_model_cannot_crash_escape_or_pass(tmp_path: Path, todo_image:
     assert result.stop_reason == "final_answer", result.error
     assert not marker.exists(), "the nested repository's fsmonitor ran on the host"
     assert result.hidden_tests.passed == 0 and result.hidden_tests.total == 16 and not result.passed
-    assert result.tool_calls.total == 12 and result.tool_calls.failed >= 5
+    assert result.tool_calls.total == 12
     assert (run_dir / "workspace" / "once.txt").read_text() == "once\n"  # run once, not re-sent
     saved = json.loads((run_dir / "result.json").read_text())
     assert saved["verdict"] in ("graded", "invalid")
     results = [e["result"] for e in read_jsonl(run_dir / "trajectory.jsonl") if e["event"] == "tool_result"]
-    errors = [r.get("error") for r in results]
-    assert errors[:3] == ["validation", "validation", "validation"], results[:3]
+    assert len(results) == 12
+    # non-finite timeouts: refused, or clamped into the run's time left (the agent's choice); never a crash
+    assert all(r["error"] in ("validation", "parsing", None) for r in results[:3]), results[:3]
     assert results[3]["error"] is None and "huge" in results[3]["output"]
-    assert errors[6] == "runtime" and "not run again" in results[6]["output"]
+    assert [r["error"] for r in results[4:6]] == ["parsing", "parsing"]  # nested 50,000 and 900 deep
+    assert results[6]["error"] == "runtime" and "not run again" in results[6]["output"]
     assert json.loads((run_dir / "trajectory.atif.json").read_text())
     assert "sub/f.txt" in (run_dir / "workspace.patch").read_text()
     for path in run_dir.rglob("*"):  # rglob does not descend into the planted symlinks
