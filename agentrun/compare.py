@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from agentrun.config import RunConfig
-from agentrun.endpoints import shared_endpoint, uses_replay
+from agentrun.endpoints import shared_endpoint
 from agentrun.results import RunResult, create_unique_dir, median_present
 from agentrun.runner import run_task
 from agentrun.secrets import scrub_data
@@ -123,9 +123,7 @@ def run_comparison(
     waits in an ``AdmissionGate`` until its prompt + output headroom fits the token budget.
     """
     folder = create_unique_dir(base.results_dir, f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}")
-    faults = base.faults
-    if uses_replay(base) and faults == 0.0:
-        faults = DEFAULT_REPLAY_FAULTS
+    faults = base.faults  # `--faults 0` means none; the replay model's default is the CLI's (fault_rate)
     seeds = [base.seed + i for i in range(trials)]
     gate = AdmissionGate(kv_budget) if kv_budget else None
     try:

@@ -336,7 +336,18 @@ def compare_cmd(
         docker_hosts=docker_host or [],
     )
     load_task(name)  # fail fast on an unknown task
+    base = base.model_copy(update={"faults": _fault_rate(base, faults)})
     _compare(base, trials=trials, concurrency=concurrency, kv_budget=kv_budget, report=not no_report)
+
+
+def _fault_rate(base: RunConfig, given: float | None) -> float:
+    """``--faults`` as given (0 too); unset, the replay model injects some (else both modes see clean calls)."""
+    from agentrun.compare import DEFAULT_REPLAY_FAULTS
+    from agentrun.endpoints import uses_replay
+
+    if given is not None:
+        return given
+    return DEFAULT_REPLAY_FAULTS if uses_replay(base) else 0.0
 
 
 def _print_run(r: RunResult) -> None:
