@@ -14,7 +14,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, get_type_hints
 
@@ -171,6 +171,17 @@ class ToolFacts:
     aliases: Mapping[str, str]  # another agent's tool name -> ours, each tool's in its declared order
     editor_commands: Mapping[str, str]  # str_replace_editor's ``command`` -> ours
     argument_aliases: Mapping[str, tuple[str, ...]]  # our parameter -> names other agents give it
+    host_deadline_s: Mapping[str, float] = field(default_factory=dict)  # the host's wait for a reply
+    timeout_grace_s: Mapping[str, float] = field(default_factory=dict)  # tools with their own timeout
+
+    def deadline_s(self, name: str, arguments: Mapping[str, Any]) -> float:
+        """How long the host waits for this call's reply: the tool's own timeout plus its grace,
+        or the tool's fixed deadline (60 s for a tool this host does not know)."""
+        grace = self.timeout_grace_s.get(name)
+        timeout = arguments.get("timeout")
+        if grace is not None and isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            return float(timeout) + grace
+        return self.host_deadline_s.get(name, 60.0)
 
 
 @functools.cache
@@ -183,4 +194,8 @@ def tool_facts() -> ToolFacts:
         aliases={alias: fn.__name__ for fn in tools for alias in getattr(fn, "aliases", ())},
         editor_commands={cmd: fn.__name__ for fn in tools for cmd in getattr(fn, "editor_commands", ())},
         argument_aliases=dict(module.ARGUMENT_ALIASES),
+        host_deadline_s={fn.__name__: float(getattr(fn, "host_deadline_s", 60.0)) for fn in tools},
+        timeout_grace_s={
+            fn.__name__: float(fn.timeout_grace_s) for fn in tools if getattr(fn, "timeout_grace_s", None)
+        },
     )

@@ -153,11 +153,20 @@ def _check_glob(pattern: str) -> re.Pattern[str]:
 # tool's facts have one home: ``read_only`` tools change no file (the host commits the workspace
 # only after other tools); ``aliases`` are the names other agents' tools go by, which repair maps
 # to this tool (in this order: the replay model's faults draw from them); ``editor_commands``
-# are the ``command`` values of a ``str_replace_editor`` call that mean this tool.
+# are the ``command`` values of a ``str_replace_editor`` call that mean this tool;
+# ``host_deadline_s`` is how long the host waits for the tool's reply before it fails the call
+# and restarts the runtime (a search with a runaway regex), unless the tool takes its own
+# ``timeout`` argument: then the host waits that plus ``timeout_grace_s`` (the tool's own
+# timeout kills first).
 
 
 def facts(
-    *, read_only: bool = False, aliases: tuple[str, ...] = (), editor_commands: tuple[str, ...] = ()
+    *,
+    read_only: bool = False,
+    aliases: tuple[str, ...] = (),
+    editor_commands: tuple[str, ...] = (),
+    host_deadline_s: float = 60.0,
+    timeout_grace_s: float | None = None,
 ) -> Callable[[_Tool], _Tool]:
     """Attach the host-side facts to a tool function (see above)."""
 
@@ -166,6 +175,8 @@ def facts(
             ("read_only", read_only),
             ("aliases", aliases),
             ("editor_commands", editor_commands),
+            ("host_deadline_s", host_deadline_s),
+            ("timeout_grace_s", timeout_grace_s),
         ):
             setattr(fn, name, value)
         return fn
@@ -366,7 +377,8 @@ def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
         "terminal",
         "exec",
         "command",
-    )
+    ),
+    timeout_grace_s=15.0,
 )
 def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     """Run a bash command in the workspace folder; returns its output (stdout and stderr) and exit code.

@@ -49,17 +49,15 @@ from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, too
 from agentrun.sandbox.container import connect, prune
 from agentrun.sandbox.verifier import DockerVerifier
 from agentrun.sandbox.workspace import commit_all, commit_tar, diff_since, head, init_repo, init_repo_from_tar
-from agentrun.toolset import ArgumentError
+from agentrun.toolset import ArgumentError, tool_facts
 
 __all__ = ["DockerSandbox", "connect", "prune"]
 
 TOOLS_MOUNT = local.TOOLS_MOUNT
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 DEFAULT_SHELL_TIMEOUT_MAX = 600.0
-FILE_TOOL_DEADLINE_S = 60.0  # a file tool (a search with a runaway regex) is stopped after this
 MAX_WORKSPACE_ARCHIVE = 1 << 30  # what grading copies into the verifier
-SHELL_GRACE_S = 15.0
-RESTART_ATTEMPTS = 5  # run_shell's own timeout kills first; the host waits this much longer
+RESTART_ATTEMPTS = 5
 
 
 class DockerSandbox:
@@ -81,7 +79,7 @@ class DockerSandbox:
         self.run_id = ""
         self.limits: dict[str, Any] = {}
         self.shell_timeout_max = DEFAULT_SHELL_TIMEOUT_MAX
-        self.file_tool_deadline_s = FILE_TOOL_DEADLINE_S
+        self.file_tool_deadline_s: float | None = None  # overrides the declared fixed deadline (tests)
         self._lock = threading.Lock()
         self._channel: Channel | None = None
         self._verifiers: list[DockerVerifier] = []  # closed with the sandbox, whatever happens
@@ -168,7 +166,7 @@ class DockerSandbox:
             arguments = bound_arguments(name, arguments, shell_timeout_max=self.shell_timeout_max)
         except ArgumentError as exc:
             return ToolResult(call_id=call_id, name=name, output=str(exc), error=exc.kind)
-        deadline = arguments["timeout"] + SHELL_GRACE_S if name == "run_shell" else self.file_tool_deadline_s
+        deadline = self._deadline_s(name, arguments)
         with self._lock:
             self._check_open()
             channel = self._channel or self._restart_channel()
@@ -179,6 +177,13 @@ class DockerSandbox:
             except (ChannelTimeout, ChannelClosed) as exc:
                 return self._failed_call(call_id, name, exc, deadline)
         return tool_result(call_id, name, reply)
+
+    def _deadline_s(self, name: str, arguments: dict[str, Any]) -> float:
+        """How long to wait for the reply: the tool's facts in ``tools/builtin.py`` say."""
+        facts = tool_facts()
+        if self.file_tool_deadline_s is not None and name not in facts.timeout_grace_s:
+            return self.file_tool_deadline_s
+        return facts.deadline_s(name, arguments)
 
     def _failed_call(self, call_id: str, name: str, exc: Exception, deadline: float) -> ToolResult:
         self._restart_channel()  # kills what the call left; a dead container raises SandboxError

@@ -102,3 +102,19 @@ def test_tool_facts_come_from_the_declarations_next_to_each_tool() -> None:
     assert set(facts.editor_commands.values()) <= names
     assert "file_path" in facts.argument_aliases["path"]
     assert {"parsing", "validation", "timeout", "runtime"} <= TOOL_ERROR_KINDS
+
+
+def test_host_deadlines_are_declared_with_the_tools() -> None:
+    from agentrun.toolset import tool_facts
+
+    facts = tool_facts()
+    # run_shell takes its own timeout: the host waits that plus the declared grace
+    assert (
+        facts.deadline_s("run_shell", {"command": "true", "timeout": 30})
+        == 30 + facts.timeout_grace_s["run_shell"]
+    )
+    # a file tool has a fixed deadline (a search with a runaway regex is stopped)
+    assert facts.deadline_s("search", {"pattern": "x"}) == facts.host_deadline_s["search"] > 0
+    assert "search" not in facts.timeout_grace_s
+    # a name the tools do not declare still gets a bounded wait
+    assert facts.deadline_s("no_such_tool", {"timeout": 1e9}) == 60.0
