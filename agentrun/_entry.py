@@ -6,14 +6,21 @@ can catch anything; a Ctrl-C in that second would print a ``KeyboardInterrupt`` 
 
 from __future__ import annotations
 
+import signal
 import sys
 
 EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
+    # While importing, Ctrl-C only sets a flag: a KeyboardInterrupt raised inside the import
+    # machinery's own callbacks is swallowed ("Exception ignored in ...") and the run goes on.
+    interrupted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: interrupted.append(signum))
     try:
         from agentrun.cli import main as cli_main
-    except KeyboardInterrupt:
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
         sys.exit(EXIT_INTERRUPTED)
     cli_main()

@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
@@ -36,9 +37,18 @@ from agentrun.liveness import run_is_alive
 from agentrun.messages import Completion, Message, Usage
 from agentrun.sandbox import hostfs
 from agentrun.sandbox.workspace import EXCLUDED_DIRS, archive, git
+from agentrun.secrets import register, scrub_data
 from agentrun.trajectory import read_trajectory
 
-__all__ = ["CONFIG_FILE", "ResumePoint", "load_resume_point", "restore_workspace", "workspace_commit"]
+__all__ = [
+    "CONFIG_FILE",
+    "ResumePoint",
+    "load_resume_point",
+    "restore_workspace",
+    "resume_sandbox",
+    "save_config",
+    "workspace_commit",
+]
 
 CONFIG_FILE = "config.json"
 RESUMABLE_STOPS = (
@@ -95,6 +105,13 @@ def load_resume_point(run_dir: Path, *, api_key: str = "EMPTY") -> ResumePoint:
         commit=workspace_commit(run_dir / "sandbox" / "git", from_turn),
         events=events,
     )
+
+
+def save_config(run_dir: Path, config: RunConfig) -> None:
+    """What ``agentrun resume`` needs after a kill: no API key, no password in a URL (give them again)."""
+    register(config.api_key, urlsplit(config.base_url or "").password)
+    saved = scrub_data(config.model_dump(mode="json", exclude={"api_key"}))
+    (run_dir / CONFIG_FILE).write_text(json.dumps(saved, indent=2), encoding="utf-8")
 
 
 def _check_resumable(run_dir: Path) -> None:

@@ -31,7 +31,7 @@ from agentrun.meter import RequestMeter
 from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import policy_for
 from agentrun.results import RunResult, ToolCallCounts, create_unique_dir, timing_summary
-from agentrun.resume import CONFIG_FILE, ResumePoint, resume_sandbox
+from agentrun.resume import ResumePoint, resume_sandbox, save_config
 from agentrun.secrets import Scrubber
 from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, delta
@@ -156,8 +156,8 @@ def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) ->
     if resume:
         result.resumed_from_turn = resume.from_turn
         trajectory.append("resume", from_turn=resume.from_turn, workspace_commit=resume.commit)
-    else:  # what `agentrun resume` needs to go on after a kill (the API key is given again)
-        (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2, exclude={"api_key"}))
+    else:
+        save_config(run_dir, config)
     return run
 
 

@@ -15,15 +15,17 @@ belongs to a dead process.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import threading
+import time
 from typing import Any
 
 import docker
+from docker.errors import NotFound
 
 from agentrun.liveness import owner_labels
 from agentrun.sandbox.base import ENGINE_ERRORS
 
+SETTLE_S = 3.0  # how long an engine may take to finish a create the caller was interrupted in
 _owned: dict[str, docker.DockerClient] = {}
 _lock = threading.Lock()
 
@@ -33,13 +35,26 @@ def _claim(client: docker.DockerClient, name: str) -> None:
         _owned[name] = client
 
 
-def remove(name: str) -> None:
-    """Remove the container ``name`` (made or not, running or not) and forget it."""
+def remove(name: str, *, settle_s: float = 0.0) -> None:
+    """Remove the container ``name`` (made or not, running or not) and forget it.
+
+    ``settle_s``: after an interrupted create the engine may still be making it, so a "no such
+    container" is asked again for that long (it did leak that way under load)."""
     with _lock:
         client = _owned.pop(name, None)
-    if client is not None:
-        with contextlib.suppress(*ENGINE_ERRORS):
+    if client is None:
+        return
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
             client.api.remove_container(name, force=True, v=True)
+            return
+        except NotFound:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.2)
+        except ENGINE_ERRORS:
+            return
 
 
 def disowned(name: str) -> None:
@@ -54,7 +69,7 @@ def run_owned(client: docker.DockerClient, *, name: str, labels: dict[str, str],
     try:
         return client.containers.run(name=name, labels={**labels, **owner_labels()}, **options)
     except BaseException:
-        remove(name)
+        remove(name, settle_s=SETTLE_S)
         raise
 
 
@@ -65,7 +80,7 @@ def create_owned(client: docker.DockerClient, image: str, *, name: str, **option
     try:
         return dict(client.api.create_container(image, name=name, labels=labels, **options))
     except BaseException:
-        remove(name)
+        remove(name, settle_s=SETTLE_S)
         raise
 
 
@@ -77,4 +92,4 @@ def owned_names() -> list[str]:
 @atexit.register
 def _remove_all() -> None:
     for name in owned_names():
-        remove(name)
+        remove(name, settle_s=SETTLE_S)

@@ -101,5 +101,5 @@ def test_the_next_run_removes_what_a_killed_run_left(
         timeout=600,
     )
     assert nxt.returncode == 0, nxt.stderr[-3000:]
+    # gone: this run's start removed it (or any other agentrun started meanwhile on this engine)
     assert not _exists(docker_client, dead_container)
-    assert "left by runs that died" in nxt.stderr

@@ -67,3 +67,19 @@ def test_a_run_in_progress_is_refused(tmp_path: Path) -> None:
     run = _run_folder(tmp_path)
     with RunLock(run), pytest.raises(UserError, match="still in progress"):
         load_resume_point(run)
+
+
+def test_saved_config_holds_no_key_and_no_password(tmp_path: Path) -> None:
+    from agentrun.config import RunConfig
+    from agentrun.resume import save_config
+
+    config = RunConfig(
+        task="todo-cli",
+        base_url="http://me:pa55-w0rd-xyz@gpu-host:8000/v1",
+        model="m",
+        api_key="sk-test-0123456789",
+    )
+    save_config(tmp_path, config)
+    text = (tmp_path / "config.json").read_text()
+    assert "sk-test-0123456789" not in text and "pa55-w0rd-xyz" not in text
+    assert json.loads(text)["task"] == "todo-cli" and "gpu-host:8000" in text
