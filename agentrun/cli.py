@@ -19,6 +19,7 @@ from agentrun.errors import UserError
 
 COMMAND_MODULES = (
     "agentrun.commands.run",  # task, tasks, compare
+    "agentrun.commands.resume",  # resume
     "agentrun.commands.job",  # run DIR... (many tasks, a reward table)
     "agentrun.commands.sandbox",  # sandbox build | prune
     "agentrun.commands.replay",  # replay serve

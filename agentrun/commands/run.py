@@ -382,21 +382,7 @@ def _compare(base: RunConfig, *, trials: int, concurrency: int, kv_budget: int |
         report_at_end(folder, typer.echo)
 
 
-def resume_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="the folder of a run that was killed (results/<run-id>)")],
-    api_key: ApiKey = None,
-    no_report: NoReport = False,
-) -> None:
-    """Continue a killed run from its last completed turn: new container, same folder."""
-    from agentrun.resume import load_resume_point
-
-    point = load_resume_point(run_dir, api_key=_endpoint_args(None, None, api_key)["api_key"])
-    console.print(f"[dim]resuming {point.run_dir.name} after turn {point.from_turn}[/dim]")
-    _run_one(point.config, report=not no_report, resume=point)
-
-
 def register(app: typer.Typer) -> None:
     app.command("tasks")(tasks_cmd)
     app.command("task")(task_cmd)
     app.command("compare")(compare_cmd)
-    app.command("resume")(resume_cmd)
