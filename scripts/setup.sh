@@ -34,6 +34,8 @@ ensure_venv() {
     log "installing agentrun and its dev tools into .venv"
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
     .venv/bin/python -m pip install -q -e '.[dev]'
+    # Ray for the `load --ray` tests (an optional extra: agentrun works without it)
+    if [ "${CI:-}" = true ] || [ "${AGENTRUN_RAY_TESTS:-}" = 1 ]; then .venv/bin/python -m pip install -q -e '.[dev,ray]'; fi
     touch .venv/.agentrun-installed
   fi
 }

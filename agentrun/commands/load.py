@@ -38,6 +38,35 @@ def _target(base_url: str | None, model: str | None, api_key: str | None, **repl
     return Target(base_url=base_url, model=model, api_key=key, **replay)
 
 
+def _ray(address: str | None) -> Any:
+    if address is None:
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise UserError("--ray needs Ray: pip install 'agentrun[ray]'")
+    from agentrun.load.ray_run import RayOptions
+
+    _check_reachable(address)
+    return RayOptions(address=address)
+
+
+def _check_reachable(address: str) -> None:
+    """An address nothing listens on is one line now, not minutes of Ray retrying its GCS."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if address == "auto":
+        return
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        port = parts.port or 10001
+        with socket.create_connection((parts.hostname or "", port), timeout=5):
+            pass
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--ray {address}: no Ray cluster answers there ({exc})") from None
+
+
 def _otlp(endpoint: str | None, protocol: str | None) -> dict[str, Any]:
     return {k: v for k, v in {"otlp_endpoint": endpoint, "otlp_protocol": protocol}.items() if v}
 
@@ -72,6 +101,12 @@ Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per 
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint")]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        help="live: run each session as a Ray task on this cluster (auto, ray://HOST:10001, HOST:6379)"
+    ),
+]
 DockerHosts = Annotated[
     list[str] | None,
     typer.Option(
@@ -124,6 +159,7 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
             mode=o["mode"],
             kv_budget=o["kv_budget"],
             docker_hosts=o["docker_host"],
+            ray=_ray(o["ray"]),
         )
     Console().print(summary(document))
     Console().print(f"load.json: {path}")
@@ -161,6 +197,7 @@ def register(app: typer.Typer) -> None:
         otlp_protocol: OtlpProtocol = None,
         no_report: NoReport = False,
         docker_host: DockerHosts = None,
+        ray: RayAddress = None,
     ) -> None:
         """Put a known load of agent sessions on a server and measure what it did (see README)."""
         if items and items[0] == "compare" and not replay:

@@ -131,8 +131,10 @@ class LiveLoad:
         progress: LoadProgress,
         t0_epoch: float,
         on_log: Callable[[str], None] | None = None,
+        run: Callable[..., RunResult] = run_task,
     ) -> None:
         self.plan, self.configs, self.gate, self.progress = plan, configs, gate, progress
+        self.run_session = run  # run_task here, or one that sends the session to Ray (ray_run.py)
         self.t0_epoch, self.on_log = t0_epoch, on_log
         self.records: list[RequestRecord] = []
         self.sessions: list[SessionRecord] = []
@@ -148,7 +150,7 @@ class LiveLoad:
         self.progress.session_started()
         failed = True
         try:
-            result = run_task(config, gate=self.gate, on_log=self.on_log, on_turn=self._turn)
+            result = self.run_session(config, gate=self.gate, on_log=self.on_log, on_turn=self._turn)
             events = read_trajectory(Path(result.results_path) / "trajectory.jsonl")
             records = records_from_trajectory(events, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
             for record in records:

@@ -23,6 +23,7 @@ from rich.console import Console
 from agentrun.load.embedded import Endpoint, replay_endpoint, task_endpoints
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
+from agentrun.load.ray_run import RayOptions
 from agentrun.load.records import RequestRecord, SessionRecord
 from agentrun.load.report import SCHEMA, write_outputs
 from agentrun.load.server_series import Sampler, window_stats
@@ -189,6 +190,24 @@ def _live_endpoints(
     return shared()
 
 
+def _admission(sessions: Any, gate: Any) -> dict[str, Any]:
+    """The gate's figures: the cluster's one gate (``--ray``), the local one, or none."""
+    if sessions is not None:
+        return {"admission": sessions.admission()}
+    if gate is None:
+        return {"admission": None}
+    peaks = {"peak_tokens": gate.peak_tokens, "peak_sessions": gate.peak_sessions}
+    return {"admission": {"budget_tokens": gate.budget_tokens, **peaks}}
+
+
+def _ray_sessions(ray: RayOptions | None, kv_budget: int | None) -> Any:
+    if ray is None:
+        return None
+    from agentrun.load.ray_run import RaySessions
+
+    return RaySessions(ray, kv_budget)
+
+
 def run_live_load(
     tasks: list[str],
     plan: LoadPlan,
@@ -199,6 +218,7 @@ def run_live_load(
     kv_budget: int | None = None,
     on_log: Callable[[str], None] | None = None,
     docker_hosts: list[str] | None = None,
+    ray: RayOptions | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """Real agent sessions (tasks x seeds) against the target (``load.live``); ``docker_hosts``: their engines."""
     from agentrun.load.live import LiveLoad
@@ -207,7 +227,8 @@ def run_live_load(
 
     load_id = new_load_id("live")
     runs_dir = measure.results_dir.resolve() / load_id / "runs"
-    gate = AdmissionGate(kv_budget) if kv_budget else None
+    sessions = _ray_sessions(ray, kv_budget)
+    gate = AdmissionGate(kv_budget) if kv_budget and sessions is None else None
     with _live_endpoints(tasks, target) as endpoints:
         first = endpoints[tasks[0]]
         embedded = target.base_url is None and target.model is None
@@ -233,19 +254,16 @@ def run_live_load(
 
         def runner(t0: float, progress: LoadProgress) -> tuple[list[RequestRecord], list[SessionRecord]]:
             t0_epoch = time.time() - (time.perf_counter() - t0)
-            live = LiveLoad(plan, config, gate=gate, progress=progress, t0_epoch=t0_epoch, on_log=on_log)
+            run = {"run": sessions.run} if sessions else {}
+            live = LiveLoad(
+                plan, config, gate=gate, progress=progress, t0_epoch=t0_epoch, on_log=on_log, **run
+            )
             live.run()
             return live.records, live.sessions
-
-        def admission() -> dict[str, Any]:
-            if gate is None:
-                return {"admission": None}
-            peaks = {"peak_tokens": gate.peak_tokens, "peak_sessions": gate.peak_sessions}
-            return {"admission": {"budget_tokens": gate.budget_tokens, **peaks}}
 
         extra: dict[str, Any] = {
             "id": load_id,
             "tasks": tasks,
             "workload": {"tasks": tasks, "agent_mode": mode},
         }
-        return _measure("live", first, plan, measure, runner, extra, admission)
+        return _measure("live", first, plan, measure, runner, extra, lambda: _admission(sessions, gate))

@@ -72,3 +72,13 @@ def test_an_engine_is_as_busy_as_its_containers_or_its_placed_runs_per_cpu() -> 
     small, big = EngineLoad("a", cpus=2, running=1), EngineLoad("b", cpus=8, running=2)
     assert small.busy(0) == 0.5 and big.busy(0) == 0.25
     assert big.busy(6) == 0.75  # runs placed but still building their images count too
+
+
+def test_a_ray_address_nothing_listens_on_is_refused_at_once() -> None:
+    from agentrun.commands.load import _check_reachable
+    from agentrun.errors import UserError
+
+    with pytest.raises(UserError, match="no Ray cluster answers"):
+        _check_reachable("127.0.0.1:1")
+    with pytest.raises(UserError, match="no Ray cluster answers"):
+        _check_reachable("ray://127.0.0.1:1")

@@ -1,0 +1,157 @@
+"""Live sessions as Ray tasks (``agentrun load TASK --ray ADDRESS``): one cluster, one gate.
+
+::
+
+    driver (agentrun load)                         Ray node (any; its own Docker engine)
+    LiveLoad thread per session ──.remote(config)──►  _session(config): run_task in a temp folder
+         ▲                                             returns (node id, run folder as a tar)
+         └── ray.get ── unpack into runs/<run>/ ◄──────┘
+    AdmissionGate as one Ray actor (threaded): every session's hold() is a call to it
+    Ledger actor: (session, node) of every attempt, so a retried session is marked
+
+Each session asks for ``num_cpus``, ``memory`` and one unit of the custom ``docker``
+resource: start nodes that have an engine with ``ray start --resources '{"docker": N}'``.
+A node lost mid-run fails its tasks with a system error and Ray runs them again on another
+node (``max_retries``); what the dead node had written is gone with it, so the session's run
+starts over and its record names the nodes it lost (``engines_lost``: ``ray-node:<id>``).
+Ray places the tasks; agentrun adds no scheduler of its own. The statistics are computed on the
+driver from the returned trajectories exactly as for a local load, so ``load.json`` is the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentrun.config import RunConfig
+from agentrun.errors import UserError
+from agentrun.results import RunResult
+from agentrun.serving.admission import AdmissionGate
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """``--ray ADDRESS`` and what each session asks of the node it runs on."""
+
+    address: str
+    num_cpus: float = 1.0
+    memory_mb: int = 2048
+    docker: float = 1.0
+    max_retries: int = 3
+
+
+class Ledger:
+    """A Ray actor: which node ran each attempt of each session."""
+
+    def __init__(self) -> None:
+        self.attempts: dict[str, list[str]] = {}
+
+    def started(self, run_id: str, node: str) -> int:
+        self.attempts.setdefault(run_id, []).append(node)
+        return len(self.attempts[run_id])
+
+    def nodes(self, run_id: str) -> list[str]:
+        return list(self.attempts.get(run_id, []))
+
+
+class GateActor(AdmissionGate):
+    """The one admission gate of the cluster, as a threaded Ray actor (``acquire`` blocks)."""
+
+    def figures(self) -> tuple[int, int, int]:
+        return self.budget_tokens, self.peak_tokens, self.peak_sessions
+
+
+class GateProxy:
+    """``AdmissionGate``'s session side (``hold``) on a Ray worker, backed by the one gate actor."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    @contextlib.contextmanager
+    def hold(self, session: str, tokens: int, *, timeout: float | None = None) -> Iterator[None]:
+        import ray
+
+        ray.get(self.actor.acquire.remote(session, tokens, timeout=timeout))
+        try:
+            yield
+        finally:
+            ray.get(self.actor.release.remote(session))
+
+
+def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
+    """One session on whichever node Ray chose: (node id, the run folder as a tar)."""
+    import ray
+
+    from agentrun.runner import run_task
+
+    node = ray.get_runtime_context().get_node_id()
+    config = RunConfig.model_validate_json(config_json)
+    ray.get(ledger.started.remote(config.run_id or "", node))
+    with tempfile.TemporaryDirectory(prefix="agentrun-ray-") as tmp:
+        local = config.model_copy(update={"results_dir": Path(tmp)})
+        proxy: Any = GateProxy(gate) if gate is not None else None  # hold() is all a session uses
+        result = run_task(local, gate=proxy)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            tar.add(result.results_path, arcname=".")
+    return node, buffer.getvalue()
+
+
+class RaySessions:
+    """Runs ``RunConfig``s as Ray tasks and brings their folders back; ``run`` replaces ``run_task``."""
+
+    def __init__(self, options: RayOptions, kv_budget: int | None) -> None:
+        import ray as ray_module
+
+        ray: Any = ray_module  # its stubs do not know the options of ray.remote on a class
+
+        try:
+            ray.init(address=options.address, ignore_reinit_error=True, log_to_driver=False)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise UserError(f"--ray {options.address}: no Ray cluster answers there ({exc})") from None
+        self.options = options
+        self.ledger: Any = ray.remote(Ledger).remote()
+        self.gate = ray.remote(max_concurrency=1000)(GateActor).remote(kv_budget) if kv_budget else None
+        self.task = ray.remote(_session).options(
+            num_cpus=options.num_cpus,
+            memory=options.memory_mb * 1024 * 1024,
+            resources={"docker": options.docker} if options.docker else {},
+            max_retries=options.max_retries,
+            retry_exceptions=False,  # only a lost node or worker is retried, not a failed run
+        )
+
+    def run(self, config: RunConfig, **_ignored: Any) -> RunResult:
+        """One session on the cluster; ``run_task``'s signature (the gate and hooks stay local)."""
+        import ray
+
+        node, folder = ray.get(self.task.remote(config.model_dump_json(), self.gate, self.ledger))
+        run_dir = (config.results_dir / (config.run_id or "run")).resolve()
+        shutil.rmtree(run_dir, ignore_errors=True)
+        run_dir.mkdir(parents=True)
+        with tarfile.open(fileobj=io.BytesIO(folder), mode="r:gz") as tar:
+            tar.extractall(run_dir, filter="data")
+        result = RunResult.model_validate_json((run_dir / "result.json").read_text())
+        lost = [f"ray-node:{n}" for n in ray.get(self.ledger.nodes.remote(config.run_id or ""))[:-1]]
+        result.node, result.results_path, result.engines_lost = (
+            node,
+            str(run_dir),
+            [*result.engines_lost, *lost],
+        )
+        (run_dir / "result.json").write_text(result.model_dump_json(indent=2))
+        return result
+
+    def admission(self) -> dict[str, Any] | None:
+        """The one gate's figures, as a local load reports them."""
+        import ray
+
+        if self.gate is None:
+            return None
+        budget, peak, sessions = ray.get(self.gate.figures.remote())
+        return {"budget_tokens": budget, "peak_tokens": peak, "peak_sessions": sessions}

@@ -1,0 +1,96 @@
+"""``agentrun load --ray``: sessions as Ray tasks on a real local Ray cluster (a head and two
+worker nodes from ``ray.cluster_utils.Cluster``), one worker node killed mid-load."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrun.load.plan import LoadPlan
+from agentrun.load.run import Measure, Target, run_live_load
+
+pytestmark = pytest.mark.docker
+
+ray = pytest.importorskip("ray") if os.environ.get("CI") != "true" else __import__("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+SESSIONS = int(os.environ.get("AGENTRUN_RAY_SESSIONS", "8"))
+CONCURRENCY = int(os.environ.get("AGENTRUN_RAY_CONCURRENCY", "4"))
+
+
+def _finished_on(runs: Path, node_id: str) -> bool:
+    for path in runs.glob("*/result.json"):
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(path.read_text()).get("node") == node_id:
+                return True
+    return False
+
+
+def _kill_when_running(cluster: Any, node: Any, runs: Path, killed: list[float]) -> None:
+    """Remove the worker node once a session has finished on it (its next ones are running)."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if _finished_on(runs, node.node_id):
+            cluster.remove_node(node, allow_graceful=False)
+            killed.append(time.monotonic())
+            return
+        time.sleep(0.5)
+
+
+def test_live_load_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_path: Path) -> None:
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    workers = [cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3) for _ in range(2)]
+    cluster.wait_for_nodes()
+    killed: list[float] = []
+    try:
+        from agentrun.load.ray_run import RayOptions
+
+        plan = LoadPlan.make(
+            sessions=SESSIONS,
+            concurrency=CONCURRENCY,
+            rate=None,
+            duration_s=None,
+            warmup=0,
+            seed=0,
+            default_sessions=1,
+        )
+        measure = Measure(results_dir=tmp_path, sample_interval_s=0)
+        holder: dict[str, Any] = {}
+
+        def watch() -> None:
+            while "runs" not in holder:
+                found = list(tmp_path.glob("load-*/runs"))
+                if found:
+                    holder["runs"] = found[0]
+                time.sleep(0.2)
+            _kill_when_running(cluster, workers[0], holder["runs"], killed)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        folder, document = run_live_load(
+            ["todo-cli"], plan, Target(), measure, ray=RayOptions(address=cluster.address, memory_mb=512)
+        )
+        holder.setdefault("runs", tmp_path)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert killed, "the worker node was never killed"
+    sessions = document["sessions"]
+    assert len(sessions) == SESSIONS  # every session accounted for
+    assert all(s["stop_reason"] == "final_answer" for s in sessions), [s["stop_reason"] for s in sessions]
+    assert all(s["hidden_tests_passed"] == s["hidden_tests_total"] > 0 for s in sessions)
+    assert len({s["node"] for s in sessions}) >= 2  # finished on at least two nodes, per session
+    written = json.loads(folder.read_text())  # run_live_load gives the load.json path
+    assert set(written) >= {"aggregates", "sessions", "plan", "server_series", "admission"}
+    assert written["sessions"] == sessions
+    for s in sessions:
+        assert (Path(s["run_dir"]) / "trajectory.jsonl").is_file()  # streamed back to the driver
+    assert any(s["engines_lost"] for s in sessions)  # the killed node's sessions ran again, marked
+    print(json.dumps([(s["session"], s["node"][:8], s["engines_lost"], s["wall_s"]) for s in sessions]))
