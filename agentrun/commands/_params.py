@@ -11,7 +11,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import typer
@@ -132,3 +132,14 @@ def docker_hosts(value: list[str] | None) -> list[str] | None:
                 f"{host!r} is not a Docker engine address; use unix:///path.sock, tcp://HOST:PORT or ssh://USER@HOST"
             )
     return list(dict.fromkeys(value))
+
+
+DockerHosts = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--docker-host",
+        help="a Docker engine for the sandboxes (unix://, tcp://, ssh://; repeat for a pool); "
+        "nothing is bind-mounted into them",
+        callback=docker_hosts,
+    ),
+]

@@ -107,14 +107,6 @@ RayAddress = Annotated[
         help="live: run each session as a Ray task on this cluster (auto, ray://HOST:10001, HOST:6379)"
     ),
 ]
-DockerHosts = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--docker-host",
-        help="live: a Docker engine for the sandboxes (unix://, tcp://, ssh://; repeat for a pool)",
-        callback=_params.docker_hosts,
-    ),
-]
 
 
 def _execute(items: list[str], o: dict[str, Any]) -> None:
@@ -196,7 +188,7 @@ def register(app: typer.Typer) -> None:
         otlp_endpoint: OtlpEndpoint = None,
         otlp_protocol: OtlpProtocol = None,
         no_report: NoReport = False,
-        docker_host: DockerHosts = None,
+        docker_host: _params.DockerHosts = None,
         ray: RayAddress = None,
     ) -> None:
         """Put a known load of agent sessions on a server and measure what it did (see README)."""

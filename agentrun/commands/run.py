@@ -166,17 +166,6 @@ ImageMapFile = Annotated[
 ]
 
 
-DockerHosts = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--docker-host",
-        help="a Docker engine for the sandboxes (unix://, tcp://, ssh://; repeat for a pool); "
-        "nothing is bind-mounted into them",
-        callback=_params.docker_hosts,
-    ),
-]
-
-
 def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None) -> dict[str, Any]:
     if base_url and not model:
         raise UserError("--base-url needs --model NAME (the served model's name)")
@@ -241,7 +230,7 @@ def task_cmd(
     request_timeout: RequestTimeout = 600.0,
     image_map: ImageMap = None,
     image_map_file: ImageMapFile = None,
-    docker_host: DockerHosts = None,
+    docker_host: _params.DockerHosts = None,
 ) -> None:
     """Run one task in a Docker sandbox and grade it with its hidden tests."""
     from agentrun.harbor.imagemap import parse_image_map
@@ -316,7 +305,7 @@ def compare_cmd(
     concurrency: Concurrency = 1,
     kv_budget: KvBudget = None,
     no_report: NoReport = False,
-    docker_host: DockerHosts = None,
+    docker_host: _params.DockerHosts = None,
 ) -> None:
     """Run direct and corrected mode on the same seeds and print one table."""
     base = RunConfig(
