@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentrun.commands import _params
 from agentrun.commands.run import (
     ApiKey,
     BaseImage,
@@ -60,6 +61,7 @@ def register(app: typer.Typer) -> None:
         max_turns: int | None = None,
         image_map: ImageMap = None,
         image_map_file: ImageMapFile = None,
+        docker_host: _params.DockerHosts = None,
     ) -> None:
         """Run every task in DIRS, N at a time; print the reward per task and the mean."""
         from agentrun.harbor.imagemap import parse_image_map
@@ -80,6 +82,7 @@ def register(app: typer.Typer) -> None:
             temperature=temperature,
             max_turns=max_turns,
             image_map=image_mapping,
+            docker_hosts=docker_host or [],
         )
         _sigterm_as_interrupt()
 

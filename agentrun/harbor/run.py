@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentrun.errors import UserError
 from agentrun.harbor.compose import compose_services, main_image
 from agentrun.harbor.fields import unsupported_fields
 from agentrun.harbor.imagemap import planned_substitutions
@@ -63,9 +64,12 @@ def start_sandbox(
 ) -> Iterator[Any]:
     """The task's sandbox in its profile: ``HarborSandbox`` (harbor; with its compose services)
     or ``DockerSandbox`` (strict). Everything is removed on the way out."""
+    from agentrun.sandbox import remote
     from agentrun.sandbox.docker import DockerSandbox, connect
 
     env, settings = task.config.environment, task.config.agentrun
+    if task.config.profile == "harbor" and remote.is_remote():  # it binds /logs and the tools from here
+        raise UserError(f"task {task.name}: the harbor profile does not run on a --docker-host engine yet")
     if task.config.profile == "harbor":
         with compose_services(
             task, image, run_id=run_id, network=env.network, image_map=image_map, on_log=log
