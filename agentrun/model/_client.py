@@ -35,6 +35,7 @@ import tenacity
 
 from agentrun import secrets
 from agentrun.errors import DeadlineExceeded, ModelAPIError, ServerUnreachable, UserError
+from agentrun.interrupts import deferred_interrupts
 from agentrun.messages import Attempt, Completion, Message
 from agentrun.model._failures import NOT_OPENAI, is_html, status_failure, transport_failure
 from agentrun.model._preflight import check_chat, list_models
@@ -108,12 +109,13 @@ class OpenAIModel:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self._reached = False  # set once any HTTP response has come back
-        self._client = openai.OpenAI(
-            base_url=self.base_url,
-            api_key=api_key,
-            timeout=openai.Timeout(timeout, connect=min(connect_timeout, timeout)),
-            max_retries=0,
-        )
+        with deferred_interrupts():  # a Ctrl-C inside the SDK's __init__ leaves a client whose __del__ fails
+            self._client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=api_key,
+                timeout=openai.Timeout(timeout, connect=min(connect_timeout, timeout)),
+                max_retries=0,
+            )
 
     def close(self) -> None:
         self._client.close()
