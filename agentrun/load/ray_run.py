@@ -117,8 +117,22 @@ class RaySessions:
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise UserError(f"--ray {options.address}: no Ray cluster answers there ({exc})") from None
         self.options = options
-        self.ledger: Any = ray.remote(Ledger).remote()
-        self.gate = ray.remote(max_concurrency=1000)(GateActor).remote(kv_budget) if kv_budget else None
+        # The gate and the ledger live on the driver's node: a worker lost mid-load must not
+        # take the cluster's one gate (or the record of who ran what) with it.
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = {
+            "num_cpus": 0,
+            "scheduling_strategy": NodeAffinitySchedulingStrategy(
+                node_id=ray.get_runtime_context().get_node_id(), soft=False
+            ),
+        }
+        self.ledger: Any = ray.remote(Ledger).options(**here).remote()
+        self.gate = (
+            ray.remote(max_concurrency=1000)(GateActor).options(**here).remote(kv_budget)
+            if kv_budget
+            else None
+        )
         self.task = ray.remote(_session).options(
             num_cpus=options.num_cpus,
             memory=options.memory_mb * 1024 * 1024,
