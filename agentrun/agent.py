@@ -17,6 +17,7 @@ from typing import Any
 
 from agentrun import repair
 from agentrun.errors import DeadlineExceeded, ModelAPIError
+from agentrun.interrupts import check_stop
 from agentrun.messages import Attempt, Completion, Message, ParsedCall, RepairEvent, ToolResult, Usage
 from agentrun.meter import CHARS_PER_TOKEN_LOW, RequestMeter
 from agentrun.model import ModelClient
@@ -208,6 +209,7 @@ class Agent:
 
     def execute(self, call: ParsedCall) -> ToolResult:
         """Run one call in the sandbox, with its span and trajectory lines."""
+        check_stop()
         self.stats.tool_calls += 1
         ids = self.observer.tool_started(turn=self.stats.turns, call=call)
         self.trajectory.append("tool_call", turn=self.stats.turns, call=call, **ids)
@@ -368,6 +370,7 @@ class Agent:
             self.trajectory.append("repair", turn=self.stats.turns + 1, repair=event)
 
     def _check_limits(self) -> None:
+        check_stop()  # a load's Ctrl-C, for a session on a worker thread
         if self.stats.turns >= self.limits.max_turns:
             raise Stop("max_turns")
         if self.stats.usage.total_tokens >= self.limits.max_tokens_total:

@@ -4,12 +4,16 @@ A ``KeyboardInterrupt`` raised inside a library's ``__init__`` (the openai SDK's
 client, for one) leaves an object whose ``__del__`` then fails and prints an "Exception
 ignored in ..." traceback when it is collected. ``deferred_interrupts`` records a signal that
 arrives inside the block and delivers it to the handler that was there, right after it.
+
+``stop_scope`` / ``check_stop``: the same Ctrl-C carried to a load's sessions on other threads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
@@ -44,3 +48,50 @@ def _deliver(handler: Any, signum: int, frame: FrameType | None) -> None:
         handler(signum, frame)
     elif handler == signal.SIG_DFL:
         signal.raise_signal(signum)
+
+
+# A load runs many sessions on threads; a signal lands only on the main thread, so the load
+# tells its sessions to stop through an event each session's thread checks at its next token,
+# tool call or turn (``check_stop``), where a single run would have met the KeyboardInterrupt.
+_scope = threading.local()
+
+
+@contextlib.contextmanager
+def stop_scope(event: threading.Event) -> Iterator[None]:
+    """Work on this thread ends at its next ``check_stop`` once ``event`` is set."""
+    previous = getattr(_scope, "event", None)
+    _scope.event = event
+    try:
+        yield
+    finally:
+        _scope.event = previous
+
+
+def stop_requested() -> bool:
+    event: threading.Event | None = getattr(_scope, "event", None)
+    return event is not None and event.is_set()
+
+
+def check_stop() -> None:
+    """Raise ``KeyboardInterrupt`` when this thread's stop event is set: the session then ends
+    as Ctrl-C ends a single run (result.json ``interrupted``, its sandbox removed)."""
+    if stop_requested():
+        raise KeyboardInterrupt
+
+
+def exit_on_second_interrupt() -> None:
+    """After a first Ctrl-C started an orderly stop, a second one ends the process now.
+
+    What was running is left as it is: its containers carry their owner's pid, so the next
+    run's start (or ``agentrun sandbox prune``) removes them once this process is gone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def leave(_signum: int, _frame: FrameType | None) -> None:
+        sys.stderr.write(
+            "interrupted again: leaving now (`agentrun sandbox prune` removes what was running)\n"
+        )
+        os._exit(130)
+
+    for signum in _DEFERRED:
+        signal.signal(signum, leave)

@@ -199,8 +199,16 @@ def register(app: typer.Typer) -> None:
         from agentrun.commands.run import _sigterm_as_interrupt
 
         _sigterm_as_interrupt()  # SIGTERM ends a live load as Ctrl-C does: sandboxes removed
+        from agentrun.load.records import Interrupted
+
         try:
             _execute(items, options)
+        except Interrupted as stopped:  # the folder is written from what finished
+            from agentrun.load.report import summary
+
+            Console().print(summary(stopped.document))
+            console.print(f"[yellow]interrupted: load.json has what finished: {stopped.path}[/yellow]")
+            sys.exit(130)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted: finished sessions kept in their run folders[/yellow]")
             sys.exit(130)

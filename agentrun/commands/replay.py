@@ -14,6 +14,7 @@ from rich.console import Console
 from agentrun.commands import _params
 from agentrun.errors import UserError
 from agentrun.replay.build import GPU_KV_TOKENS, build_server, describe
+from agentrun.replay.quiet_gc import QuietCollector
 
 console = Console(stderr=True, highlight=False)
 
@@ -125,6 +126,7 @@ def serve(
     console.print(_announcement(server, ttft=ttft, token_delay=token_delay, seed=seed))
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+    server.collector = QuietCollector().install()  # this process is the server's own
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
     counts = server.counters

@@ -44,6 +44,8 @@ Either way the server's ``/metrics`` is sampled on a clock, and the run's folder
                                    peak_running, peak_waiting,
                                    totals: counter deltas over the load + derived rates}}
     admission  live with --kv-budget: {budget_tokens, peak_tokens, peak_sessions}
+    interrupted true when Ctrl-C / SIGTERM ended the load: every figure is then of what
+               finished (cut sessions have stop_reason "interrupted"; no session started after)
     requests   [RequestRecord], as in requests.jsonl
 
 ``requests.jsonl``: one ``RequestRecord`` per line (session, index, turn, depth, warmup,

@@ -16,9 +16,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from agentrun import interrupts
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
-from agentrun.load.records import RequestRecord, SessionRecord, tpot, usage_fields
+from agentrun.load.records import Interrupted, RequestRecord, SessionRecord, tpot, usage_fields
 from agentrun.messages import Completion
 from agentrun.runner import RunConfig, RunResult, run_task
 from agentrun.serving.admission import AdmissionGate
@@ -138,6 +139,8 @@ class LiveLoad:
         self.t0_epoch, self.on_log = t0_epoch, on_log
         self.records: list[RequestRecord] = []
         self.sessions: list[SessionRecord] = []
+        self.stop = threading.Event()  # set by Ctrl-C: every session ends at its next check
+        self.interrupted = False
         self._lock = threading.Lock()
 
     def _turn(self, _turn: int, completion: Completion, _stats: object) -> None:
@@ -145,12 +148,15 @@ class LiveLoad:
         self.progress.request_finished(completion.timings.ttft_s, ok=True)
 
     def _one(self, i: int) -> None:
+        if self.stop.is_set():
+            return  # Ctrl-C came before this session's turn: it never starts
         config = self.configs(i)
         sid, warm = f"s{i:04d}", i < self.plan.warmup
         self.progress.session_started()
         failed = True
         try:
-            result = self.run_session(config, gate=self.gate, on_log=self.on_log, on_turn=self._turn)
+            with interrupts.stop_scope(self.stop):
+                result = self._session(config)
             events = read_trajectory(Path(result.results_path) / "trajectory.jsonl")
             records = records_from_trajectory(events, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
             for record in records:
@@ -164,25 +170,55 @@ class LiveLoad:
         finally:
             self.progress.session_finished(failed=failed)
 
+    def _session(self, config: RunConfig) -> RunResult:
+        """The session's run; one the load's Ctrl-C cut short, as its result.json tells it."""
+        try:
+            return self.run_session(config, gate=self.gate, on_log=self.on_log, on_turn=self._turn)
+        except KeyboardInterrupt:
+            folder = (config.results_dir / (config.run_id or "")).resolve()
+            if not self.stop.is_set() or not (folder / "result.json").is_file():
+                raise
+            return RunResult.model_validate_json((folder / "result.json").read_text())
+
     def run(self) -> None:
-        arrivals = self.plan.arrivals()
+        """Every session of the plan; on Ctrl-C the running ones stop at their next token, tool
+        call or turn (``interrupts.check_stop``), none starts, and ``Interrupted`` is raised with
+        the sessions that ran."""
         workers = self.plan.concurrency or min(self.plan.sessions, 64)
-        start = time.monotonic()
+        pool = ThreadPoolExecutor(max_workers=workers)
         futures: list[Future[None]] = []
-        slots = threading.Semaphore(workers)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for i in range(self.plan.sessions):
-                if arrivals is not None:
-                    if i >= len(arrivals):
-                        break
-                    time.sleep(max(0.0, start + arrivals[i] - time.monotonic()))
-                slots.acquire()  # a free place; arrivals are already inside the duration
-                late = self.plan.duration_s is not None and time.monotonic() - start >= self.plan.duration_s
-                if arrivals is None and late:
-                    slots.release()
+        try:
+            self._submit(pool, futures, threading.Semaphore(workers))
+            for future in futures:
+                future.result()  # a session that raised (bad input) fails the load loudly
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.stop.set()
+            interrupts.exit_on_second_interrupt()
+            self.progress.console.print(
+                f"[yellow]stopping: {self.progress.running} running session(s) end at their next step;"
+                " Ctrl-C again to leave at once[/yellow]"
+            )
+        finally:
+            pool.shutdown(wait=True, cancel_futures=self.interrupted)
+        if self.interrupted:
+            raise Interrupted(self.records, self.sessions)
+
+    def _submit(
+        self, pool: ThreadPoolExecutor, futures: list[Future[None]], slots: threading.Semaphore
+    ) -> None:
+        arrivals = self.plan.arrivals()
+        start = time.monotonic()
+        for i in range(self.plan.sessions):
+            if arrivals is not None:
+                if i >= len(arrivals):
                     break
-                future = pool.submit(self._one, i)
-                future.add_done_callback(lambda _f: slots.release())
-                futures.append(future)
-        for future in futures:
-            future.result()  # a session that raised (bad input, Ctrl-C) fails the load loudly
+                time.sleep(max(0.0, start + arrivals[i] - time.monotonic()))
+            slots.acquire()  # a free place; arrivals are already inside the duration
+            late = self.plan.duration_s is not None and time.monotonic() - start >= self.plan.duration_s
+            if arrivals is None and late:
+                slots.release()
+                break
+            future = pool.submit(self._one, i)
+            future.add_done_callback(lambda _f: slots.release())
+            futures.append(future)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentrun import interrupts
 from agentrun.config import RunConfig
 from agentrun.errors import UserError
 from agentrun.results import RunResult
@@ -145,7 +146,12 @@ class RaySessions:
         """One session on the cluster; ``run_task``'s signature (the gate and hooks stay local)."""
         import ray
 
-        node, folder = ray.get(self.task.remote(config.model_dump_json(), self.gate, self.ledger))
+        ref = self.task.remote(config.model_dump_json(), self.gate, self.ledger)
+        while not ray.wait([ref], timeout=0.25)[0]:
+            if interrupts.stop_requested():  # the load's Ctrl-C: the session's run_task meets it there
+                ray.cancel(ref)
+                raise KeyboardInterrupt
+        node, folder = ray.get(ref)
         run_dir = (config.results_dir / (config.run_id or "run")).resolve()
         shutil.rmtree(run_dir, ignore_errors=True)
         run_dir.mkdir(parents=True)

@@ -7,6 +7,7 @@ consecutive output chunks (reasoning, content or tool-call deltas) as the client
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -85,3 +86,16 @@ def usage_fields(usage: dict[str, Any] | None) -> dict[str, int | None]:
         "output_tokens": int(usage.get("completion_tokens") or 0),
         "reasoning_tokens": reasoning,
     }
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) ended the load early: what finished, to be written all the same.
+
+    A runner raises it with its records and sessions; ``_measure`` writes the folder from them
+    (``"interrupted": true`` in load.json) and raises it again with ``path`` set."""
+
+    def __init__(self, records: list[RequestRecord], sessions: list[SessionRecord]) -> None:
+        super().__init__()
+        self.records, self.sessions = records, sessions
+        self.path: Path | None = None
+        self.document: dict[str, Any] = {}

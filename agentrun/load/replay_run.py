@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentrun.load.client import connection, send
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
-from agentrun.load.records import RequestRecord, SessionRecord
+from agentrun.load.records import Interrupted, RequestRecord, SessionRecord
 from agentrun.load.tracing import SessionTracer
 from agentrun.load.wire import Connection
 from agentrun.load.workload import PreparedSession
@@ -43,6 +43,9 @@ class _Context:
     url: str
     t0: float
     progress: LoadProgress
+    # every finished request and session lands here at once: a Ctrl-C keeps all of them
+    records: list[RequestRecord] = field(default_factory=list)
+    sessions: list[SessionRecord] = field(default_factory=list)
 
 
 def _tracer(ctx: _Context, sid: str, source: str) -> SessionTracer | None:
@@ -88,6 +91,7 @@ async def _requests(
             **m.fields(),
         )
         records.append(record)
+        ctx.records.append(record)
         ctx.progress.request_finished(record.ttft_s, ok=record.ok)
         if tracer:
             tracer.request_finished(request.index + 1, record)
@@ -96,37 +100,37 @@ async def _requests(
     return "final_answer", tool_s
 
 
-async def _session(
-    ctx: _Context, i: int, prepared: PreparedSession
-) -> tuple[list[RequestRecord], SessionRecord]:
+async def _session(ctx: _Context, i: int, prepared: PreparedSession) -> None:
     sid, warm = f"s{i:04d}", i < ctx.plan.warmup
     started = time.perf_counter()
     tracer = _tracer(ctx, sid, prepared.session.id)
     records: list[RequestRecord] = []
     ctx.progress.session_started()
     conn = connection(ctx.url, ctx.options.api_key)
+    stop, tool_s = "interrupted", 0.0  # unless the requests run to their end
     try:
         stop, tool_s = await _requests(ctx, conn, sid, warm, prepared, tracer, records)
-    finally:
+    finally:  # a cancelled session (Ctrl-C) is written too, with the requests it finished
         await conn.close()
-    if tracer:
-        await tracer.close(stop)
-    failed = sum(1 for r in records if not r.ok)
-    ctx.progress.session_finished(failed=bool(failed))
-    session = SessionRecord(
-        session=sid,
-        source=prepared.session.id,
-        warmup=warm,
-        start_s=started - ctx.t0,
-        wall_s=time.perf_counter() - started,
-        turns=len({r.turn for r in records}),
-        requests=len(records),
-        failed_requests=failed,
-        tool_s=tool_s,
-        stop_reason=stop,
-        trace_id=tracer.trace_id if tracer else None,
-    )
-    return records, session
+        if tracer:
+            await tracer.close(stop)
+        failed = sum(1 for r in records if not r.ok)
+        ctx.progress.session_finished(failed=bool(failed))
+        ctx.sessions.append(
+            SessionRecord(
+                session=sid,
+                source=prepared.session.id,
+                warmup=warm,
+                start_s=started - ctx.t0,
+                wall_s=time.perf_counter() - started,
+                turns=len({r.turn for r in records}),
+                requests=len(records),
+                failed_requests=failed,
+                tool_s=tool_s,
+                stop_reason=stop,
+                trace_id=tracer.trace_id if tracer else None,
+            )
+        )
 
 
 async def _admit(ctx: _Context, i: int, arrivals: list[float] | None, gate: asyncio.Semaphore | None) -> bool:
@@ -146,34 +150,39 @@ async def _admit(ctx: _Context, i: int, arrivals: list[float] | None, gate: asyn
     return True
 
 
-async def _load(
-    sessions: list[PreparedSession], plan: LoadPlan, options: ReplayOptions, progress: LoadProgress, t0: float
-) -> tuple[list[RequestRecord], list[SessionRecord]]:
-    ctx = _Context(plan, options, options.base_url.rstrip("/") + "/chat/completions", t0, progress)
+async def _load(ctx: _Context, sessions: list[PreparedSession]) -> None:
+    plan = ctx.plan
     gate = asyncio.Semaphore(plan.concurrency) if plan.concurrency else None
     arrivals = plan.arrivals()
 
-    async def one(i: int) -> tuple[list[RequestRecord], SessionRecord]:
+    async def one(i: int) -> None:
         try:
-            return await _session(ctx, i, sessions[i % len(sessions)])
+            await _session(ctx, i, sessions[i % len(sessions)])
         finally:
             if gate is not None:
                 gate.release()
 
-    running = []
-    for i in range(plan.sessions):
-        if not await _admit(ctx, i, arrivals, gate):
-            break
-        running.append(asyncio.create_task(one(i)))
-    results = await asyncio.gather(*running)
-    records = [r for rs, _ in results for r in rs]
-    return records, [s for _, s in results]
+    running: list[asyncio.Task[None]] = []
+    try:
+        for i in range(plan.sessions):
+            if not await _admit(ctx, i, arrivals, gate):
+                break
+            running.append(asyncio.create_task(one(i)))
+        await asyncio.gather(*running)
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task; each session records itself
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
 
 
 def run_replay(
     sessions: list[PreparedSession], plan: LoadPlan, options: ReplayOptions, progress: LoadProgress, t0: float
 ) -> tuple[list[RequestRecord], list[SessionRecord]]:
-    """Replay ``plan.sessions`` sessions; ``t0`` (``perf_counter``) is the load's start."""
+    """Replay ``plan.sessions`` sessions; ``t0`` (``perf_counter``) is the load's start.
+
+    Ctrl-C (SIGTERM too) raises ``Interrupted`` with what finished."""
+    ctx = _Context(plan, options, options.base_url.rstrip("/") + "/chat/completions", t0, progress)
     for session in sessions:
         _ = session.requests  # encode every body before the clock matters
     # A full collection walks every tracked object, the encoded workload included: a pause in
@@ -181,6 +190,14 @@ def run_replay(
     gc.collect()
     gc.freeze()
     try:
-        return asyncio.run(_load(sessions, plan, options, progress, t0))
+        asyncio.run(_load(ctx, sessions))
+    except KeyboardInterrupt:
+        raise Interrupted(_in_order(ctx.records), ctx.sessions) from None
     finally:
         gc.unfreeze()
+    return _in_order(ctx.records), ctx.sessions
+
+
+def _in_order(records: list[RequestRecord]) -> list[RequestRecord]:
+    """Session by session, each in request order (they were appended as they finished)."""
+    return sorted(records, key=lambda r: (r.session, r.index))

@@ -24,7 +24,7 @@ from agentrun.load.embedded import Endpoint, replay_endpoint, task_endpoints
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
 from agentrun.load.ray_run import RayOptions
-from agentrun.load.records import RequestRecord, SessionRecord
+from agentrun.load.records import Interrupted, RequestRecord, SessionRecord
 from agentrun.load.report import SCHEMA, write_outputs
 from agentrun.load.server_series import Sampler, window_stats
 from agentrun.load.stats import aggregate
@@ -106,9 +106,12 @@ def _measure(
     sampler = None
     if endpoint.metrics_urls and measure.sample_interval_s > 0:
         sampler = Sampler(endpoint.metrics_urls, interval_s=measure.sample_interval_s, t0=t0).start()
+    interrupted: Interrupted | None = None
     try:
         with LoadProgress(plan.sessions, measure.console) as progress:
             records, sessions = runner(t0, progress)
+    except Interrupted as exc:
+        interrupted, records, sessions = exc, exc.records, exc.sessions
     finally:
         if sampler is not None:
             sampler.stop()
@@ -134,8 +137,13 @@ def _measure(
         "server_series": _series(sampler),
         "server": _server_block(sampler, endpoint, measure.sample_interval_s),
         **(after() if after else {}),
+        "interrupted": interrupted is not None,
     }
-    return write_outputs(folder, document, records), document
+    path = write_outputs(folder, document, records)
+    if interrupted is not None:
+        interrupted.path, interrupted.document = path, document
+        raise interrupted
+    return path, document
 
 
 def run_replay_load(

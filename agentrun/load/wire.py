@@ -9,6 +9,11 @@ protocol is the small subset a chat-completions server speaks: a POST with
 ``Content-Length``, a response with ``Content-Length``, ``Transfer-Encoding: chunked`` or
 read-to-close. Each piece of body is yielded with the ``perf_counter`` of its arrival, so
 events that arrived together carry the same time.
+
+The arrival is stamped where the bytes come off the socket (``_StampedReader.feed_data``,
+called from the event loop's read callback), not where the session's coroutine gets to them:
+with 64 streams ready in one loop iteration, a coroutine resumes after the other sessions
+have parsed their chunks, and that wait would otherwise be measured as the server's.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import asyncio
 import contextlib
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from typing import SupportsIndex
 from urllib.parse import urlsplit
 
 
@@ -48,6 +55,38 @@ class Endpoint:
         )
 
 
+class _StampedReader(asyncio.StreamReader):
+    """A ``StreamReader`` that knows when each byte it holds arrived."""
+
+    def __init__(self) -> None:
+        super().__init__(limit=2**20)
+        self._fed = 0  # bytes fed so far
+        self._stamps: deque[tuple[int, float]] = deque()  # (end offset of a piece, its arrival)
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        self._fed += len(data)  # type: ignore[arg-type]  # bytes from the protocol
+        self._stamps.append((self._fed, time.perf_counter()))
+        super().feed_data(data)
+
+    def arrival(self) -> float:
+        """When the last byte read so far came in (now, if nothing was fed: a closed stream)."""
+        consumed = self._fed - len(self._buffer)  # type: ignore[attr-defined]
+        while len(self._stamps) > 1 and self._stamps[0][0] < consumed:
+            self._stamps.popleft()
+        return self._stamps[0][1] if self._stamps else time.perf_counter()
+
+
+async def _open_stamped(
+    host: str, port: int, tls: ssl.SSLContext | None
+) -> tuple[_StampedReader, asyncio.StreamWriter]:
+    """``asyncio.open_connection`` with a ``_StampedReader`` (the same three steps it takes)."""
+    loop = asyncio.get_running_loop()
+    reader = _StampedReader()
+    protocol = asyncio.StreamReaderProtocol(reader)
+    transport, _ = await loop.create_connection(lambda: protocol, host, port, ssl=tls)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
 class Connection:
     """One keep-alive connection; ``post`` yields ``(arrival, bytes)`` pieces of the body."""
 
@@ -56,14 +95,14 @@ class Connection:
         host = endpoint.host if endpoint.port in (80, 443) else f"{endpoint.host}:{endpoint.port}"
         lines = [f"Host: {host}", *(f"{k}: {v}" for k, v in headers.items())]
         self._head = ("\r\n".join(lines) + "\r\n").encode()
-        self._reader: asyncio.StreamReader | None = None
+        self._reader: _StampedReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
-    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _open(self) -> tuple[_StampedReader, asyncio.StreamWriter]:
         if self._reader is None or self._writer is None or self._writer.is_closing() or self._reader.at_eof():
             await self.close()
             e = self.endpoint
-            self._reader, self._writer = await asyncio.open_connection(e.host, e.port, ssl=e.tls)
+            self._reader, self._writer = await _open_stamped(e.host, e.port, e.tls)
         return self._reader, self._writer
 
     async def close(self) -> None:
@@ -110,7 +149,7 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
         headers[name.strip().lower()] = value.strip()
 
 
-async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> AsyncIterator[tuple[float, bytes]]:
+async def _body(reader: _StampedReader, headers: dict[str, str]) -> AsyncIterator[tuple[float, bytes]]:
     if "chunked" in headers.get("transfer-encoding", "").lower():
         while True:
             size = int((await reader.readline()).split(b";", 1)[0].strip() or b"0", 16)
@@ -119,7 +158,7 @@ async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> AsyncI
                     pass  # trailers
                 return
             data = await reader.readexactly(size)
-            yield time.perf_counter(), data
+            yield reader.arrival(), data
             await reader.readexactly(2)
     elif "content-length" in headers:
         left = int(headers["content-length"])
@@ -128,7 +167,7 @@ async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> AsyncI
             if not data:
                 raise asyncio.IncompleteReadError(b"", left)
             left -= len(data)
-            yield time.perf_counter(), data
+            yield reader.arrival(), data
     else:
         while data := await reader.read(65536):
-            yield time.perf_counter(), data
+            yield reader.arrival(), data

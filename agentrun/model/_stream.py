@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx2
 
+from agentrun.interrupts import check_stop
 from agentrun.messages import Attempt, Completion, Message, RetryCause, Timings, ToolCall, Usage
 from agentrun.secrets import scrub
 
@@ -187,6 +188,7 @@ def sse_chunks(
     so the keep-alive connection goes back to the pool (the SDK's ``Stream`` closes it).
     ``deadline`` (``time.monotonic()``) bounds a server that trickles bytes forever."""
     for line in response.iter_lines():  # read on past [DONE]: the body's end frees the connection
+        check_stop()  # a load's Ctrl-C ends the session mid-stream, not after the reply
         if deadline is not None and time.monotonic() > deadline:
             raise Transient("timeout", "the request's deadline passed mid-stream")
         if assembly.done or not line.startswith("data:"):

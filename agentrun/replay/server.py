@@ -28,6 +28,7 @@ from typing import Any
 
 from agentrun.replay.choice import read_tool_choice
 from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
+from agentrun.replay.quiet_gc import QuietCollector
 from agentrun.replay.reply import Reply, prompt_tokens
 from agentrun.replay.script import LABEL, MAX_RETRIES, Script, plan_turn
 
@@ -126,7 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner._count("chat_requests")
         try:
-            self._chat(body, t0)
+            with owner.collector.stream() if owner.collector else contextlib.nullcontext():
+                self._chat(body, t0)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-stream
 
@@ -283,6 +285,7 @@ class ReplayServer:
         self.records: deque[RequestRecord] = deque(maxlen=keep_records)
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
+        self.collector: QuietCollector | None = None  # `replay serve`: no full GC mid-stream
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from agentrun_testsupport import run_cli
+from agentrun_testsupport import agentrun_cmd, read_jsonl, run_cli
 
 
 def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -46,3 +49,37 @@ def test_replay_a_shipped_recording_then_compare(tmp_path: Path) -> None:
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], needle: str) -> None:
     """The cases test_bad_input.py's table does not already cover."""
     _one_line_error(run_cli("load", *args, "--results", str(tmp_path)), needle)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_replay_writes_what_finished(tmp_path: Path, sig: int) -> None:
+    """Ctrl-C mid-load: exit 130, no traceback, and load.json from every request that finished."""
+    args = ["load", "--replay", "todo-cli", "--concurrency", "4", "--sessions", "8"]
+    proc = subprocess.Popen(
+        agentrun_cmd(*args, "--replay-token-delay", "0.01", "--results", str(tmp_path), "--no-report"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(6.0)  # start-up, then a few requests of the first sessions (recorded think time)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in out + err and "load.json has what finished" in " ".join(err.split())
+    (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
+    document = json.loads((folder / "load.json").read_text())
+    assert document["interrupted"] is True
+    requests = read_jsonl(folder / "requests.jsonl")
+    assert requests and document["aggregates"]["requests"]["total"] == len(requests)
+    stopped = [s for s in document["sessions"] if s["stop_reason"] == "interrupted"]
+    assert stopped, document["sessions"]
+    for session in document["sessions"]:
+        mine = [r for r in requests if r["session"] == session["session"]]
+        assert len(mine) == session["requests"]
+        assert [r["index"] for r in mine] == list(range(len(mine)))  # in order, none lost
+    assert all(s["requests"] < 11 for s in stopped)  # cut short, not waited for

@@ -4,11 +4,14 @@ graded, with an admission gate, their records read back from each run's trajecto
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrun_testsupport import read_jsonl, run_cli
+from agentrun_testsupport import agentrun_cmd, read_jsonl, run_cli
 
 pytestmark = pytest.mark.docker
 
@@ -43,3 +46,48 @@ def test_four_live_sessions_two_at_a_time(tmp_path: Path, todo_image: str, docke
     assert document["admission"]["budget_tokens"] == 262144
     assert 1 <= document["admission"]["peak_sessions"] <= 2
     assert (folder / "report.html").exists()
+
+
+def _mine(docker_client: Any, pid: int) -> list[dict[str, Any]]:
+    containers = docker_client.api.containers(all=True, filters={"label": "agentrun=1"})
+    return [c for c in containers if c["Labels"].get("agentrun.owner.pid") == str(pid)]
+
+
+def test_ctrl_c_stops_running_sessions_and_keeps_them(
+    tmp_path: Path, todo_image: str, docker_client: Any
+) -> None:
+    """Ctrl-C mid-load: the two running sessions end at their next step (not at their end),
+    the four waiting never start, no container is left, load.json holds the two."""
+    args = ["load", "todo-cli", "--sessions", "6", "--concurrency", "2", "--replay-token-delay", "0.02"]
+    proc = subprocess.Popen(
+        agentrun_cmd(*args, "--results", str(tmp_path), "--no-report"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(_mine(docker_client, proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_mine(docker_client, proc.pid)) == 2, proc.poll()
+        time.sleep(2.0)  # both sessions are in their first turns
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in out + err
+    assert not _mine(docker_client, proc.pid)
+    (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
+    document = json.loads((folder / "load.json").read_text())
+    assert document["interrupted"] is True
+    sessions = document["sessions"]
+    assert [s["session"] for s in sessions] == ["s0000", "s0001"]
+    assert all(s["stop_reason"] == "interrupted" for s in sessions)
+    assert sorted(p.name for p in (folder / "runs").iterdir()) == ["s0000-todo-cli", "s0001-todo-cli"]
+    for session in sessions:
+        result = json.loads((Path(session["run_dir"]) / "result.json").read_text())
+        assert result["stop_reason"] == "interrupted" and result["turns"] < 11
+    total = sum(s["requests"] for s in sessions)
+    assert document["aggregates"]["requests"]["total"] == total == len(read_jsonl(folder / "requests.jsonl"))

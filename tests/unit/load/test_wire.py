@@ -66,3 +66,24 @@ def test_chunked_sized_error_and_close_delimited_bodies() -> None:
         assert ok["error"] is None and ok["usage"]["completion_tokens"] == 2 and ok["gaps"] == 1
     assert results[2]["error"] == "http_status" and "HTTP 400" in results[2]["detail"]
     assert connections == 2  # kept alive for 0, 1 and 2; the refusal closed it, so 3 reconnected
+
+
+def test_a_chunk_carries_the_arrival_of_its_last_byte_not_of_its_reading(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Three pieces come off the socket at t=1, 2, 3 before the session's coroutine reads any:
+    each HTTP chunk is stamped with the arrival of the piece holding its last byte."""
+    from agentrun.load import wire
+
+    clock = iter([1.0, 2.0, 3.0])  # then 99.0: when the coroutine gets to the bytes
+    monkeypatch.setattr(wire.time, "perf_counter", lambda: next(clock, 99.0))
+    body = b"5\r\nhello\r\n3\r\nabc\r\n4\r\nwxyz\r\n0\r\n\r\n"
+    headers = {"transfer-encoding": "chunked"}
+
+    async def read() -> list[tuple[float, bytes]]:
+        reader = wire._StampedReader()
+        reader.feed_data(body[:12])  # "hello" whole, the next size line begun
+        reader.feed_data(body[12:16])  # the rest of the size line, "abc"
+        reader.feed_data(body[16:])  # "wxyz" and the end
+        reader.feed_eof()
+        return [piece async for piece in wire._body(reader, headers)]
+
+    assert asyncio.run(read()) == [(1.0, b"hello"), (2.0, b"abc"), (3.0, b"wxyz")]
