@@ -19,14 +19,14 @@ import struct
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from agentrun.chaos._schedule import Picker, Schedule
+from agentrun.http_service import POLL_S, HTTPService, TrackedHTTPServer
 
-_POLL_S = 0.05
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 )
@@ -41,7 +41,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # one small write per event
     timeout = 300
-    server: _HTTPServer
+    server: TrackedHTTPServer[ChaosProxy]
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the command prints its own lines
         pass
@@ -113,8 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
         """No byte at all until the client closes its end (its timeout), ``hang_max`` or stop."""
         owner = self.server.owner
         ends = time.monotonic() + owner.hang_max
-        while time.monotonic() < ends and not owner._stopping.is_set():
-            readable, _, _ = select.select([self.connection], [], [], _POLL_S)
+        while time.monotonic() < ends and not owner.stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], POLL_S)
             if readable:
                 with contextlib.suppress(OSError):
                     if self.connection.recv(1, socket.MSG_PEEK) == b"":
@@ -224,13 +224,7 @@ def _without_finish_reason(event: bytes) -> bytes:
     return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    owner: ChaosProxy
-
-
-class ChaosProxy:
+class ChaosProxy(HTTPService):
     """A fault-injecting proxy on ``host:port`` (0 picks a free port) in front of ``upstream``
     (a base URL such as ``http://127.0.0.1:8000/v1``); a context manager for tests.
 
@@ -239,6 +233,9 @@ class ChaosProxy:
     ``hang_max`` the longest a hang lasts. ``injected`` counts the faults drawn per kind;
     ``log_path`` gets one JSON line per chat request.
     """
+
+    handler = _Handler
+    thread_name = "chaos-proxy"
 
     def __init__(
         self,
@@ -254,6 +251,7 @@ class ChaosProxy:
         upstream_timeout: float = 600.0,
         log_path: Path | None = None,
     ) -> None:
+        super().__init__(host, port)
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
@@ -269,62 +267,12 @@ class ChaosProxy:
         )
         self.upstream_path = parts.path.rstrip("/")
         self.picker = Picker(schedule or Schedule())
-        self.host, self.port = host, port
         self.retry_after, self.slow_delay, self.cut_after = retry_after, slow_delay, max(1, cut_after)
         self.hang_max, self.upstream_timeout = hang_max, upstream_timeout
         self.log_path = log_path
         self.injected: Counter[str] = Counter()
         self.requests = 0
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def bind(self) -> ChaosProxy:
-        if self._httpd is None:
-            self._httpd = _HTTPServer((self.host, self.port), _Handler)
-            self._httpd.owner = self
-            self.port = self._httpd.server_address[1]
-        return self
-
-    def start(self) -> ChaosProxy:
-        self.bind()
-        assert self._httpd is not None
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(_POLL_S,), name="chaos-proxy", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        self.bind()
-        assert self._httpd is not None
-        try:
-            self._httpd.serve_forever(_POLL_S)
-        finally:
-            self._close()
-
-    def stop(self) -> None:
-        if self._httpd is None:
-            return
-        self._stopping.set()
-        self._httpd.shutdown()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._close()
-
-    def _close(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ChaosProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from agentrun.http_service import HTTPService, TrackedHTTPServer
 from agentrun.replay.choice import read_tool_choice
 from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.quiet_gc import QuietCollector
@@ -34,33 +34,24 @@ from agentrun.replay.script import LABEL, MAX_RETRIES, Script, plan_turn
 
 __all__ = ["PromptCache", "ReplayServer", "RequestRecord", "TurnMutator"]
 
-_POLL_S = 0.05  # how often serve_forever looks for a stop request; stop() waits up to this long
-
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # one small write per token: Nagle would hold them back
     timeout = 300  # idle keep-alive connections are closed after this long
-    server: _HTTPServer
+    server: TrackedHTTPServer[ReplayServer]
     _produced = 0  # completion tokens of the current response produced so far
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the CLI prints its own lines
         pass
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
 
     def handle(self) -> None:
         with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # a client gone (reset, Ctrl-C)
             super().handle()
 
     def finish(self) -> None:
-        try:
-            with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # flushing to a client gone
-                super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # flushing to a client gone
+            super().finish()
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -244,21 +235,16 @@ class _Handler(BaseHTTPRequestHandler):
         flush(last=True)
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    # socketserver's default backlog of 5 drops the SYNs of a load opening dozens of
-    # connections at once; each dropped one costs the client a 1 s (then 3 s) retransmit
-    request_queue_size = 1024
-    owner: ReplayServer
-
-
-class ReplayServer:
+class ReplayServer(HTTPService):
     """The replay model on ``host:port`` (port 0 picks a free one); see the module docstring.
 
     ``fault_injector`` may rewrite each turn before it is played (not a turn ``tool_choice``
-    pins, see ``choice``); ``cache`` reports cached prompt tokens and serves ``/metrics``. ``counters`` and ``records`` say what was asked.
+    pins, see ``choice``); ``cache`` reports cached prompt tokens and serves ``/metrics``.
+    ``counters`` and ``records`` say what was asked.
     """
+
+    handler = _Handler
+    thread_name = "replay-server"
 
     def __init__(
         self,
@@ -274,8 +260,8 @@ class ReplayServer:
         keep_records: int = 1000,
         named_tool_choice: bool = True,
     ) -> None:
+        super().__init__(host, port)
         self.script = script
-        self.host, self.port = host, port
         self.ttft, self.token_delay = ttft, token_delay
         self.fault_injector, self.cache = fault_injector, cache
         self.max_retries_per_call = max_retries_per_call
@@ -284,65 +270,7 @@ class ReplayServer:
         self.counters: dict[str, int] = {"requests": 0, "chat_requests": 0, "errors": 0, "chat_seq": 0}
         self.records: deque[RequestRecord] = deque(maxlen=keep_records)
         self._lock = threading.Lock()
-        self._connections: set[socket.socket] = set()
         self.collector: QuietCollector | None = None  # `replay serve`: no full GC mid-stream
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle ------------------------------------------------------------------------
-
-    def bind(self) -> ReplayServer:
-        """Open the listening socket (``start`` and ``serve_forever`` call it)."""
-        if self._httpd is None:
-            self._httpd = _HTTPServer((self.host, self.port), _Handler)
-            self._httpd.owner = self
-            self.port = self._httpd.server_address[1]
-        return self
-
-    def start(self) -> ReplayServer:
-        """Serve on a background thread; returns once the socket accepts connections."""
-        self.bind()
-        assert self._httpd is not None
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(_POLL_S,), name="replay-server", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        """Serve in this thread until ``stop`` (from another thread) or KeyboardInterrupt."""
-        self.bind()
-        assert self._httpd is not None
-        try:
-            self._httpd.serve_forever(_POLL_S)
-        finally:
-            self._close()
-
-    def stop(self) -> None:
-        if self._httpd is None:
-            return
-        self._httpd.shutdown()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._close()
-
-    def _close(self) -> None:
-        if self._httpd is None:
-            return
-        with self._lock:
-            open_connections = list(self._connections)
-        for conn in open_connections:  # idle keep-alive connections would hold threads
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        self._httpd.server_close()
-        self._httpd = None
-
-    def __enter__(self) -> ReplayServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def url(self) -> str:
@@ -363,13 +291,6 @@ class ReplayServer:
     def _record(self, record: RequestRecord) -> None:
         with self._lock:
             self.records.append(record)
-
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
 
     @staticmethod
     def _wait_until(deadline: float) -> None:
