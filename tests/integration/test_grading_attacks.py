@@ -117,7 +117,12 @@ def test_writer_started_by_the_code_under_test(sandbox: DockerSandbox, task: Tas
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        "        for _ in range(400):\n"
+        # a proper daemon lets go of its stdio: with the pipes held, every `python todo.py` the
+        # hidden tests run would wait the daemon's whole life (3 minutes of test time, no attack)
+        "        null = os.open(os.devnull, os.O_RDWR)\n"
+        "        for fd in (0, 1, 2):\n"
+        "            os.dup2(null, fd)\n"
+        "        for _ in range(1200):\n"
         "            time.sleep(0.05)\n"
         "            try:\n"
         f"                open('/logs/verifier/junit.xml', 'w').write({fake_junit(20)!r})\n"
@@ -126,6 +131,14 @@ def test_writer_started_by_the_code_under_test(sandbox: DockerSandbox, task: Tas
         "    os._exit(0)\n"
     )
     write(sandbox, "todo.py", daemon)
+    # the control: importing todo.py returns at once and leaves a writer that outlives it
+    planted = sandbox.exec(
+        "mkdir -p /logs/verifier && cd /workspace && python -c 'import todo' && rm -f /logs/verifier/junit.xml"
+        " && for i in $(seq 100); do grep -q testcase /logs/verifier/junit.xml 2>/dev/null && exit 0;"
+        " sleep 0.1; done; exit 1",
+        timeout=30,
+    )
+    assert planted.exit_code == 0 and not planted.timed_out, "the planted writer does not work"
     graded = grading.grade(task, sandbox)
     assert_not_passed(graded)
     if graded.verdict == "invalid":
