@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import repair
+from agentrun.budget import Limits, RunStats, Stop
 from agentrun.errors import DeadlineExceeded, ModelAPIError
 from agentrun.interrupts import check_stop
-from agentrun.messages import Attempt, Completion, Message, ParsedCall, RepairEvent, ToolResult, Usage
+from agentrun.messages import Attempt, Completion, Message, ParsedCall, RepairEvent, ToolResult
 from agentrun.meter import CHARS_PER_TOKEN_LOW, RequestMeter
 from agentrun.model import ModelClient
 from agentrun.observer import NullObserver, RunObserver
@@ -36,51 +36,6 @@ When the tests pass, reply with a one-sentence summary and no tool call."""
 
 SHELL_TIMEOUT_S = 120.0  # when the tools do not declare run_shell's default timeout
 MIN_ANSWER_TOKENS = 256  # below this a reply cannot hold a useful tool call: the budget is spent
-
-
-class Stop(Exception):
-    """Ends the loop; ``reason`` goes into the result."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a run may spend, and how each request is sampled."""
-
-    max_turns: int = 40
-    max_tokens_total: int = 2_000_000
-    max_wall_s: float = 1800.0
-    max_tokens_per_turn: int = 8192
-    max_reasks: int = 2
-    tool_retries: int = 3
-    temperature: float | None = None  # None: the server's default
-
-    def __post_init__(self) -> None:
-        """A limit of zero or less would end the run before it began (or never): refused."""
-        for name in ("max_turns", "max_tokens_total", "max_wall_s", "max_tokens_per_turn"):
-            if not getattr(self, name) > 0:  # `not >` refuses NaN too
-                raise ValueError(f"{name} must be more than 0, not {getattr(self, name)}")
-
-
-@dataclass
-class RunStats:
-    """What the loop counted; the runner turns it into the result."""
-
-    turns: int = 0
-    requests: int = 0
-    retries: int = 0
-    reasks: int = 0
-    tool_calls: int = 0
-    tool_ok: int = 0
-    tool_failed: int = 0
-    repairs: Counter[str] = field(default_factory=Counter)
-    usage: Usage = field(default_factory=Usage)
-    completions: list[Completion] = field(default_factory=list)
-    retry_causes: Counter[str] = field(default_factory=Counter)
-    retry_usage: Usage = field(default_factory=Usage)  # what failed attempts cost; not in ``usage``
 
 
 OnTurn = Callable[[int, Completion, RunStats], None]
@@ -149,13 +104,20 @@ class Agent:
         return self._loop()
 
     def _loop(self) -> str:
-        self._deadline = time.monotonic() + self.limits.max_wall_s
+        """Until a ``Stop``; the wall-time budget is what earlier attempts left (``agent_wall_s``),
+        and ``agent_start`` / ``agent_end`` lines let ``agentrun resume`` add this attempt's time."""
+        started, spent = time.monotonic(), self.stats.agent_wall_s
+        self._deadline = started + self.limits.max_wall_s - spent
+        self.trajectory.append("agent_start", max_wall_s=self.limits.max_wall_s, spent_s=round(spent, 3))
         try:
             while True:
                 self._check_limits()
                 self.step()
         except Stop as stop:
             return stop.reason
+        finally:  # a Stop, an error, Ctrl-C: all but SIGKILL (then resume counts to the last line)
+            self.stats.agent_wall_s = spent + time.monotonic() - started
+            self.trajectory.append("agent_end", wall_s=round(self.stats.agent_wall_s, 3))
 
     def step(self) -> None:
         completion, correction = self.query()

@@ -37,7 +37,10 @@ class TimingSummary(BaseModel):
     ttfvt_median_s: float | None = None
     decode_tps_median: float | None = None
     model_time_s: float = 0.0
-    wall_s: float = 0.0
+    wall_s: float = Field(default=0.0, description="the whole run; a resumed one's earlier attempts too")
+    agent_wall_s: float = Field(
+        default=0.0, description="the agent loop (what --max-wall limits), all attempts"
+    )
 
 
 class RunResult(BaseModel):
@@ -121,8 +124,9 @@ def median_present(values: Sequence[float | int | None]) -> float | None:
     return float(statistics.median(present)) if present else None
 
 
-def timing_summary(completions: list[Completion], wall_s: float) -> TimingSummary:
+def timing_summary(completions: list[Completion], wall_s: float, agent_wall_s: float = 0.0) -> TimingSummary:
     return TimingSummary(
+        agent_wall_s=agent_wall_s,
         ttft_median_s=median_present([c.timings.ttft_s for c in completions]),
         ttfvt_median_s=median_present([c.timings.ttfvt_s for c in completions]),
         decode_tps_median=median_present([c.timings.decode_tps for c in completions]),

@@ -70,6 +70,7 @@ class ResumePoint:
     stats: RunStats
     last_seq: int
     commit: str = ""  # the workspace history's commit for turn from_turn
+    earlier_wall_s: float = 0.0  # what the earlier attempts took, start to their last line
     events: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
@@ -90,6 +91,7 @@ def load_resume_point(run_dir: Path, *, api_key: str = "EMPTY") -> ResumePoint:
         events = read_trajectory(run_dir / "trajectory.jsonl")
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot read {run_dir / 'trajectory.jsonl'}: {exc}") from None
+    spent, earlier_wall_s = agent_wall_spent(events), run_wall_spent(events)
     events = _live_events(events)
     requests = [e for e in events if e.get("event") == "request"]
     if not requests:
@@ -100,9 +102,10 @@ def load_resume_point(run_dir: Path, *, api_key: str = "EMPTY") -> ResumePoint:
         config=config,
         from_turn=from_turn,
         messages=_history(requests, from_turn),
-        stats=_stats(events, from_turn),
+        stats=_stats(events, from_turn, agent_wall_s=spent),
         last_seq=max((int(e.get("seq", 0)) for e in events), default=0),
         commit=workspace_commit(run_dir / "sandbox" / "git", from_turn),
+        earlier_wall_s=earlier_wall_s,
         events=events,
     )
 
@@ -150,9 +153,9 @@ def _history(requests: list[dict[str, Any]], from_turn: int) -> list[Message]:
     return messages
 
 
-def _stats(events: list[dict[str, Any]], from_turn: int) -> RunStats:
-    """The counts of turns 1..from_turn, as the loop had them then."""
-    stats = RunStats(turns=from_turn, repairs=Counter())
+def _stats(events: list[dict[str, Any]], from_turn: int, *, agent_wall_s: float = 0.0) -> RunStats:
+    """The counts of turns 1..from_turn, as the loop had them then; the wall time all attempts spent."""
+    stats = RunStats(turns=from_turn, repairs=Counter(), agent_wall_s=agent_wall_s)
     for e in events:
         turn = int(e.get("turn") or 0)
         if not 1 <= turn <= from_turn:
@@ -180,6 +183,38 @@ def _stats(events: list[dict[str, Any]], from_turn: int) -> RunStats:
             usage = (e.get("attempt") or {}).get("usage")
             stats.retry_usage = stats.retry_usage + (Usage.model_validate(usage) if usage else Usage())
     return stats
+
+
+def agent_wall_spent(events: list[dict[str, Any]]) -> float:
+    """The agent loop's wall time over every attempt in a trajectory, killed ones included (the
+    time of a turn that is redone was spent all the same), so a resumed run gets what is left.
+
+    An attempt runs from its ``agent_start`` line (in folders written before there was one: its
+    first ``request``) to its ``agent_end``; a SIGKILLed one has no end, so it counts to its last
+    line: what ran after that line (at most one request or tool call) is not known, not counted."""
+    total, opened, last = 0.0, None, 0.0
+    for e in events:
+        ts, kind = float(e.get("ts") or last), e.get("event")
+        if kind == "resume" and opened is not None:  # the attempt before was killed
+            total, opened = total + last - opened, None
+        if kind == "agent_start" or (kind == "request" and opened is None):
+            opened = ts
+        elif kind == "agent_end" and opened is not None:
+            total, opened = total + ts - opened, None
+        last = ts
+    return total + (last - opened if opened is not None else 0.0)
+
+
+def run_wall_spent(events: list[dict[str, Any]]) -> float:
+    """What the earlier attempts took in all, each from its first line to its last (a new
+    attempt starts at a ``resume`` line): ``timings.wall_s`` of the resumed run adds it."""
+    total, first, last = 0.0, None, 0.0
+    for e in events:
+        ts = float(e.get("ts") or last)
+        if e.get("event") == "resume" and first is not None:
+            total, first = total + last - first, None
+        first, last = (ts if first is None else first), ts
+    return total + (last - first if first is not None else 0.0)
 
 
 def workspace_commit(git_dir: Path, from_turn: int) -> str:

@@ -318,7 +318,10 @@ def _close_run(run: _Run) -> None:
     result.tool_calls = ToolCallCounts(
         total=stats.tool_calls, ok=stats.tool_ok, failed=stats.tool_failed, repaired=dict(stats.repairs)
     )
-    result.timings = timing_summary(stats.completions, time.monotonic() - run.started)
+    earlier = run.resume.earlier_wall_s if run.resume else 0.0  # a resumed run's total: all its attempts
+    result.timings = timing_summary(
+        stats.completions, earlier + time.monotonic() - run.started, round(stats.agent_wall_s, 3)
+    )
     run.observer.run_finished(stop_reason=result.stop_reason, error=run.failure)
     run.observer.flush()
     if run.discard:

@@ -35,9 +35,9 @@ def _calls(trajectory: Path) -> list[tuple[int, str, str]]:
     ]
 
 
-def _kill_mid_task(results: Path) -> tuple[Path, int]:
+def _kill_mid_task(results: Path, *extra: str) -> tuple[Path, int]:
     proc = subprocess.Popen(
-        [str(AGENTRUN), "task", "todo-cli", "--results", str(results), "--no-report", "--replay-ttft", "0.8"],
+        [str(AGENTRUN), "task", "todo-cli", "--results", str(results), "--no-report", *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -72,7 +72,7 @@ def test_sigkilled_run_resumes_and_passes(tmp_path: Path, todo_image: str, docke
     assert reference.returncode == 0, reference.stderr[-3000:]
     expected = _calls(only_run(tmp_path / "ref") / "trajectory.jsonl")
 
-    run_dir, killed_pid = _kill_mid_task(tmp_path / "killed")
+    run_dir, killed_pid = _kill_mid_task(tmp_path / "killed", "--replay-ttft", "0.8")
     assert not (run_dir / "result.json").exists()  # SIGKILL: nothing was written at the end
 
     resumed = subprocess.run(
@@ -90,6 +90,31 @@ def test_sigkilled_run_resumes_and_passes(tmp_path: Path, todo_image: str, docke
     assert got == expected  # the same calls, in the same turns: none repeated, none lost
     owned = docker_client.api.containers(all=True, filters={"label": [f"agentrun.owner.pid={killed_pid}"]})
     assert not owned  # the killed run's container went when the resumed run started
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_resumed_run_gets_only_what_is_left_of_its_wall_time(tmp_path: Path, todo_image: str) -> None:
+    """Killed at turn 5 of a 14 s budget (about 4 turns of 2 s spent), resumed: the loop stops
+    at the 14 s in all, not 14 s more (todo-cli takes about 24 s of loop at this speed)."""
+    budget = 14.0
+    run_dir, _ = _kill_mid_task(tmp_path, "--replay-ttft", "2", "--max-wall", str(budget))
+    resumed = subprocess.run(
+        [str(AGENTRUN), "resume", str(run_dir), "--no-report"], capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 1 and "Traceback" not in resumed.stderr, resumed.stderr[-3000:]  # unfinished
+    result = load_result(run_dir)
+    assert result["stop_reason"] == "max_wall_time"
+    events = read_jsonl(run_dir / "trajectory.jsonl")
+    starts = [e for e in events if e["event"] == "agent_start"]
+    assert len(starts) == 2 and starts[0]["spent_s"] == 0
+    spent_before = starts[1]["spent_s"]
+    assert 4 * 2.0 <= spent_before < budget  # the killed attempt's 4 turns, counted from its lines
+    ended = next(e for e in reversed(events) if e["event"] == "agent_end")
+    assert ended["ts"] - starts[1]["ts"] <= budget - spent_before + 3  # what was left, not the budget
+    assert budget - 0.5 <= result["timings"]["agent_wall_s"] <= budget + 3  # the total, both attempts
+    assert result["timings"]["wall_s"] >= result["timings"]["agent_wall_s"]  # both attempts' too
+    assert result["resumed_from_turn"] == KILL_AT_TURN - 1 < result["turns"]
 
 
 @pytest.mark.docker

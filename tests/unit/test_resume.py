@@ -83,3 +83,36 @@ def test_saved_config_holds_no_key_and_no_password(tmp_path: Path) -> None:
     text = (tmp_path / "config.json").read_text()
     assert "sk-test-0123456789" not in text and "pa55-w0rd-xyz" not in text
     assert json.loads(text)["task"] == "todo-cli" and "gpu-host:8000" in text
+
+
+def _at(ts: float, event: str, **fields: Any) -> dict[str, Any]:
+    return {"ts": ts, "event": event, **fields}
+
+
+def test_the_wall_time_of_every_attempt_counts_killed_ones_to_their_last_line() -> None:
+    from agentrun.resume import agent_wall_spent, run_wall_spent
+
+    events = [
+        _at(100.0, "run_start"),
+        _at(102.0, "agent_start"),
+        _at(102.1, "request", turn=1),
+        _at(110.0, "tool_call", turn=1),  # SIGKILL here: the attempt counts to this line
+        _at(500.0, "resume", from_turn=0),
+        _at(505.0, "run_start"),
+        _at(506.0, "agent_start"),
+        _at(520.0, "agent_end", wall_s=22.0),  # Ctrl-C: the loop wrote its end
+        _at(530.0, "grading"),
+        _at(531.0, "run_end"),
+        _at(900.0, "resume", from_turn=0),
+        _at(901.0, "agent_start"),
+        _at(904.5, "request", turn=1),  # killed again
+    ]
+    assert agent_wall_spent(events) == pytest.approx(8.0 + 14.0 + 3.5)
+    assert run_wall_spent(events) == pytest.approx(10.0 + 31.0 + 4.5)
+
+
+def test_a_folder_written_before_agent_start_lines_counts_from_its_first_request() -> None:
+    from agentrun.resume import agent_wall_spent
+
+    events = [_at(10.0, "run_start"), _at(12.0, "request", turn=1), _at(20.0, "request", turn=2)]
+    assert agent_wall_spent(events) == pytest.approx(8.0)
