@@ -1,18 +1,17 @@
 """What the user is told when a server refuses, and that an echoed API key is never repeated.
 
-``Refuser`` is a real HTTP server that answers each route with a fixed status and body;
-the body may quote the request's Authorization header, as some gateways' error pages do.
+``EchoErrorServer`` (in agentrun_testsupport) is a real HTTP server that answers each route
+with a fixed status and body; the body may quote the request's Authorization header, as some
+gateways' error pages do.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from agentrun_testsupport import EchoErrorServer
 
 from agentrun.errors import EndpointRejected, ModelAPIError, UserError
 from agentrun.messages import Message
@@ -21,63 +20,6 @@ from agentrun.secrets import forms
 
 USER = [Message(role="user", content="hi")]
 NASTY_KEY = 'sk-"quoted\\back\\slash-\\u0041-9f3a'  # quotes, backslashes, a fake escape
-HTML = "<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>"
-
-
-class Refuser:
-    """``routes`` maps ``"GET /v1/models"`` / ``"POST /v1/chat/completions"`` to (status, kind),
-    kind ``json`` (an OpenAI error quoting the Authorization header), ``text`` (the header
-    raw in a plain-text body), ``html`` or ``models`` (a healthy model list)."""
-
-    def __init__(self, routes: dict[str, tuple[int, str]]) -> None:
-        self.routes, self.hits = routes, []  # type: ignore[var-annotated]
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self._answer()
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self._answer()
-
-            def _answer(self) -> None:
-                key = f"{self.command} {self.path}"
-                outer.hits.append(key)
-                status, kind = outer.routes.get(key, (404, "json"))
-                auth = self.headers.get("Authorization", "")
-                body, ctype = {
-                    "json": (
-                        json.dumps({"error": {"message": f"denied for header {auth}"}}),
-                        "application/json",
-                    ),
-                    "text": (f"upstream said no; you sent Authorization: {auth}", "text/plain"),
-                    "html": (HTML, "text/html; charset=utf-8"),
-                    "models": (json.dumps({"object": "list", "data": [{"id": "m"}]}), "application/json"),
-                }[kind]
-                data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> Refuser:
-        threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 MODELS_OK = {"GET /v1/models": (200, "models")}
@@ -87,7 +29,7 @@ MODELS_OK = {"GET /v1/models": (200, "models")}
 def model_for() -> Iterator[Any]:
     made: list[OpenAIModel] = []
 
-    def make(server: Refuser, api_key: str = "sk-test-key-123456") -> OpenAIModel:
+    def make(server: EchoErrorServer, api_key: str = "sk-test-key-123456") -> OpenAIModel:
         made.append(
             OpenAIModel(server.base_url, "m", api_key=api_key, backoff_initial=0.01, backoff_max=0.02)
         )
@@ -100,7 +42,7 @@ def model_for() -> Iterator[Any]:
 
 @pytest.mark.parametrize("status", [401, 403])
 def test_a_refused_key_says_check_api_key_before_and_during_a_run(model_for: Any, status: int) -> None:
-    with Refuser(
+    with EchoErrorServer(
         {"GET /v1/models": (status, "json"), "POST /v1/chat/completions": (status, "json")}
     ) as server:
         model = model_for(server)
@@ -115,7 +57,7 @@ def test_a_refused_key_says_check_api_key_before_and_during_a_run(model_for: Any
 
 
 def test_a_public_model_list_with_a_refused_chat_is_caught_by_the_chat_probe(model_for: Any) -> None:
-    with Refuser({**MODELS_OK, "POST /v1/chat/completions": (401, "json")}) as server:
+    with EchoErrorServer({**MODELS_OK, "POST /v1/chat/completions": (401, "json")}) as server:
         model = model_for(server)
         assert model.check_reachable() == ["m"]  # the list alone cannot tell
         with pytest.raises(EndpointRejected) as info:
@@ -125,13 +67,13 @@ def test_a_public_model_list_with_a_refused_chat_is_caught_by_the_chat_probe(mod
 
 def test_the_chat_probe_lets_a_working_or_busy_server_through(model_for: Any) -> None:
     for status, kind in ((200, "models"), (503, "json"), (400, "json")):
-        with Refuser({**MODELS_OK, "POST /v1/chat/completions": (status, kind)}) as server:
+        with EchoErrorServer({**MODELS_OK, "POST /v1/chat/completions": (status, kind)}) as server:
             assert model_for(server).check_reachable(chat=True) == ["m"]
             assert server.hits == ["GET /v1/models", "POST /v1/chat/completions"]
 
 
 def test_a_wrong_url_or_model_says_check_base_url_and_model(model_for: Any) -> None:
-    with Refuser({}) as server:  # 404 with an OpenAI-style body everywhere
+    with EchoErrorServer({}) as server:  # 404 with an OpenAI-style body everywhere
         model = model_for(server)
         with pytest.raises(EndpointRejected) as pre:
             model.check_reachable()
@@ -143,7 +85,7 @@ def test_a_wrong_url_or_model_says_check_base_url_and_model(model_for: Any) -> N
 
 
 def test_a_server_without_models_route_but_working_chat_is_let_through(model_for: Any) -> None:
-    server = Refuser({"GET /v1/models": (404, "json"), "POST /v1/chat/completions": (200, "models")})
+    server = EchoErrorServer({"GET /v1/models": (404, "json"), "POST /v1/chat/completions": (200, "models")})
     with server, pytest.raises(ModelAPIError) as info:
         model_for(server).check_reachable()
     assert not isinstance(info.value, UserError)  # the runner logs it and goes on
@@ -151,7 +93,7 @@ def test_a_server_without_models_route_but_working_chat_is_let_through(model_for
 
 @pytest.mark.parametrize("status", [200, 404])
 def test_an_html_page_is_not_an_openai_compatible_api(model_for: Any, status: int) -> None:
-    with Refuser(
+    with EchoErrorServer(
         {"GET /v1/models": (status, "html"), "POST /v1/chat/completions": (status, "html")}
     ) as server:
         model = model_for(server)
@@ -166,7 +108,7 @@ def test_an_html_page_is_not_an_openai_compatible_api(model_for: Any, status: in
 @pytest.mark.parametrize("kind", ["json", "text"])
 @pytest.mark.parametrize("status", [401, 500])
 def test_an_echoed_key_never_reaches_an_error_message(model_for: Any, kind: str, status: int) -> None:
-    with Refuser({**MODELS_OK, "POST /v1/chat/completions": (status, kind)}) as server:
+    with EchoErrorServer({**MODELS_OK, "POST /v1/chat/completions": (status, kind)}) as server:
         model = OpenAIModel(server.base_url, "m", api_key=NASTY_KEY, max_attempts=2, backoff_initial=0.01)
         with pytest.raises(ModelAPIError) as info:
             model.complete(USER, [])
