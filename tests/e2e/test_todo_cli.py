@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import signal
 import socket
 import subprocess
@@ -128,11 +129,20 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
         e["completion"] for e in read_jsonl(run_dir / "trajectory.jsonl") if e["event"] == "response"
     ]
     assert len(responses) >= 3
+    # seconds past the configured schedule, per request
+    late: dict[str, list[float]] = {"ttft": [], "e2e": []}
     for completion in responses:
         timings, tokens = completion["timings"], completion["usage"]["completion_tokens"]
-        assert abs(timings["ttft_s"] - ttft) <= 0.010, timings
-        expected_e2e = ttft + (tokens - 1) * delay
-        assert abs(timings["e2e_s"] - expected_e2e) <= 0.010, (timings, tokens)
+        late["ttft"].append(timings["ttft_s"] - ttft)
+        late["e2e"].append(timings["e2e_s"] - (ttft + (tokens - 1) * delay))
+    for name, values in late.items():
+        # never early: the client's clock starts before the server's, and the server keeps a
+        # deadline schedule; never grossly late (a full GC mid-stream once cost hundreds of ms)
+        assert all(-0.001 <= v <= 0.5 for v in values), (name, values)
+        # within 10 ms for at least three requests in four: measured 1.6-6.4 ms over 11 requests
+        # on this machine at load 5; a single request can still lose a scheduling slice on a
+        # loaded 2-core CI machine, a wrong delay or a drifting schedule misses them all
+        assert sum(v <= 0.010 for v in values) >= math.ceil(0.75 * len(values)), (name, values)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
