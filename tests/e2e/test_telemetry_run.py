@@ -140,11 +140,19 @@ def test_unreachable_collector_does_not_fail_or_slow_a_run(tmp_path: Path, todo_
         )
         elapsed = time.monotonic() - started
         assert proc.returncode == 0, proc.stderr[-3000:]
-        assert load_result(only_run(tmp_path / protocol.replace("/", "-")))["hidden_tests"]["passed"] == 16
+        run_dir = only_run(tmp_path / protocol.replace("/", "-"))
+        assert load_result(run_dir)["hidden_tests"]["passed"] == 16
         warnings = [
             line
             for line in proc.stderr.splitlines()
             if "collector" in line.lower() or "export" in line.lower()
         ]
         assert len(warnings) <= 1, warnings
-        assert elapsed < baseline_s + 6.0, (elapsed, baseline_s)  # export timeouts are bounded, not per span
+        # export timeouts are bounded, not per span: a wait per span would cost every span its
+        # 2 s export timeout; the bounded wait is at most the 4 s flush and one 2 s export
+        # (measured +1.4 s http, +3.9 s gRPC). Half the baseline on top is for load: one run's
+        # wall time swung 4.4-7.2 s here at load 4, more on a loaded 2-core CI machine
+        allowance = 6.0 + 0.5 * baseline_s
+        spans = len(read_jsonl(run_dir / "spans.jsonl"))
+        assert allowance < spans * 2.0 / 2, (allowance, spans)  # still far from what it looks for
+        assert elapsed < baseline_s + allowance, (elapsed, baseline_s, spans)
