@@ -124,11 +124,11 @@ class Agent:
         self.stats.turns += 1
         assistant = self.policy.assistant_message(completion, correction)
         self.messages.append(assistant)
-        calls = list(correction.calls)
-        results = [self.execute(c) for c in calls]
-        answers = [r.to_message() for r in results] + self._rejections(correction, assistant)
+        shown = {c.id for c in assistant.tool_calls}
+        answers = [self._answer(c, shown) for c in correction.items]  # in the order the model wrote them
         # tool results first: each answers a call of the assistant message just before them
         self.messages.extend(sorted(answers, key=lambda m: m.role != "tool"))
+        calls = correction.calls
         if any(c.name not in tool_facts().read_only for c in calls):  # only then can files have changed
             self.sandbox.commit(f"turn {self.stats.turns}")
         if self.on_turn:
@@ -304,21 +304,23 @@ class Agent:
         )
         return correction
 
-    def _rejections(self, correction: repair.Correction, assistant: Message) -> list[Message]:
-        """What the model is told of each rejected call: a tool result for a call the history
-        keeps, a user message quoting its text for one it leaves out (``ToolRejection.kept``)."""
-        answers = []
-        for r in correction.rejected:
-            self.stats.tool_calls += 1
-            output = self.policy.feedback(r)
-            result = ToolResult(call_id=r.call_id, name=r.tool_name, output=output, error=r.error)
-            self._count_result(result)
-            self.trajectory.append("tool_result", turn=self.stats.turns, result=result, rejected=True)
-            kept = any(c.id == r.call_id for c in assistant.tool_calls)
-            answers.append(
-                result.to_message() if kept else Message(role="user", content=r.history_note(output))
-            )
-        return answers
+    def _answer(self, call: repair.ReplyCall, shown: set[str]) -> Message:
+        """A runnable call's result; for a rejected one, a tool result when the history's
+        assistant message shows it (``shown`` ids), else a user message quoting its text
+        (``ToolRejection.kept``). The line of a rejection keeps the text the model wrote."""
+        if isinstance(call, ParsedCall):
+            return self.execute(call).to_message()
+        r = call
+        self.stats.tool_calls += 1
+        output = self.policy.feedback(r)
+        result = ToolResult(call_id=r.call_id, name=r.tool_name, output=output, error=r.error)
+        self._count_result(result)
+        self.trajectory.append(
+            "tool_result", turn=self.stats.turns, result=result, rejected=True, arguments=r.arguments
+        )
+        if r.call_id in shown:
+            return result.to_message()
+        return Message(role="user", content=r.history_note(output))
 
     def _count_result(self, result: ToolResult) -> None:
         if result.ok:

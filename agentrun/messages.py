@@ -9,6 +9,8 @@ request's prompt plus the new turns (what a server's prefix cache needs).
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -203,6 +205,11 @@ class RepairEvent(BaseModel):
     before: str | None = None
     after: str | None = None
     detail: str = ""
+
+
+def repair_counts(events: Iterable[RepairEvent]) -> dict[str, int]:
+    """Repair events by kind, as a run's results and its spans count them."""
+    return dict(Counter(e.kind for e in events))
 
 
 class ToolResult(BaseModel):

@@ -18,6 +18,7 @@ from agentrun.repair.pipeline import correct, validate_direct
 from agentrun.repair.result import (
     REASONING_ONLY_NUDGE,
     Correction,
+    ReplyCall,
     RetryBudget,
     ToolRejection,
 )
@@ -25,6 +26,7 @@ from agentrun.repair.result import (
 __all__ = [
     "REASONING_ONLY_NUDGE",
     "Correction",
+    "ReplyCall",
     "RetryBudget",
     "ToolRejection",
     "correct",

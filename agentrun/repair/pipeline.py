@@ -27,7 +27,7 @@ from agentrun.repair.candidates import Found, RawText
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
-from agentrun.repair.result import Correction, RejectionReason, ToolRejection
+from agentrun.repair.result import Correction, RejectionReason, ReplyCall, ToolRejection
 from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
 from agentrun.toolset import ToolSpec, tool_facts
 
@@ -53,9 +53,12 @@ class _Run:
     tools: dict[str, ToolSpec]
     hit_limit: bool
     events: list[RepairEvent] = field(default_factory=list)
-    calls: list[ParsedCall] = field(default_factory=list)
-    rejected: list[ToolRejection] = field(default_factory=list)
+    items: list[ReplyCall] = field(default_factory=list)  # runnable and rejected, in the model's order
     cut_off: bool = False
+
+    @property
+    def calls(self) -> list[ParsedCall]:
+        return [c for c in self.items if isinstance(c, ParsedCall)]
 
     def event(
         self, kind: Any, call_id: str | None, before: str | None, after: str | None, detail: str = ""
@@ -67,7 +70,7 @@ class _Run:
     def reject(self, cand: Found, reason: RejectionReason, message: str, **kw: Any) -> None:
         raw = cand.arguments if isinstance(cand.arguments, str) else _dump(cand.arguments)
         rej = ToolRejection(cand.id, cand.name, reason, message, arguments=raw, **kw)
-        self.rejected.append(rej)
+        self.items.append(rej)
         kind = "truncated" if reason == "truncated" else "validation_feedback"
         self.event(kind, cand.id, raw, message, detail=reason)
 
@@ -188,7 +191,7 @@ def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str
         sub = _native(call_id, spec.name, coerced.arguments, cand.origin)
         run.reject(sub, "schema", message, field=first[0], expected=first[1])
         return
-    run.calls.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
+    run.items.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
 
 
 def _process(run: _Run, cand: Found) -> None:
@@ -208,15 +211,16 @@ def _process(run: _Run, cand: Found) -> None:
 
 def _dedupe(run: _Run) -> None:
     seen: dict[str, str] = {}
-    unique: list[ParsedCall] = []
-    for call in run.calls:
-        key = _dump([call.name, call.arguments])
-        if key in seen:
-            run.event("duplicate_call", call.id, key, None, detail=f"same as {seen[key]}")
-            continue
-        seen[key] = call.id
+    unique: list[ReplyCall] = []
+    for call in run.items:
+        if isinstance(call, ParsedCall):
+            key = _dump([call.name, call.arguments])
+            if key in seen:
+                run.event("duplicate_call", call.id, key, None, detail=f"same as {seen[key]}")
+                continue
+            seen[key] = call.id
         unique.append(call)
-    run.calls = unique
+    run.items = unique
 
 
 def correct(
@@ -239,7 +243,7 @@ def correct(
         event = RepairEvent(
             kind="validation_feedback", detail=f"corrector failed ({type(exc).__name__}: {exc}); used direct"
         )
-        return Correction(fallback.calls, fallback.content, (*fallback.events, event), fallback.rejected)
+        return Correction(fallback.items, fallback.content, (*fallback.events, event))
 
 
 def _correct(
@@ -271,32 +275,29 @@ def _correct(
         return _truncated(run, content, reasoning)
     # nothing the user could see and nothing to run: the model stopped mid-task (reasoning only,
     # or an empty reply, as the local 1.5B model gives after a few turns); it gets a nudge
-    reasoning_only = not visible and not run.calls and not run.rejected
+    reasoning_only = not visible and not run.items
     if reasoning_only:
         detail = "reasoning but no visible answer or call" if reasoning.strip() else "an empty reply"
         run.event("reasoning_only", None, _clip(reasoning) or None, None, detail=detail)
-    return Correction(
-        tuple(run.calls),
-        content,
-        tuple(run.events),
-        tuple(run.rejected),
-        False,
-        reasoning_only,
-        reasoning or None,
-    )
+    return Correction(tuple(run.items), content, tuple(run.events), False, reasoning_only, reasoning or None)
 
 
 def _truncated(run: _Run, content: str | None, reasoning: str) -> Correction:
-    """A reply cut off at the token limit runs nothing: its calls go back as ``truncated``."""
-    for call in run.calls:
+    """A reply cut off at the token limit runs nothing: its calls go back as ``truncated``, each
+    where the model wrote it."""
+    items, run.items = run.items, []
+    for call in items:
+        if isinstance(call, ToolRejection):
+            run.items.append(call)
+            continue
         run.reject(
             _native(call.id, call.name, call.arguments),
             "truncated",
             f"The reply was cut off at the output token limit; the call to {call.name!r} was not run.",
         )
-    if not run.rejected:
+    if not run.items:
         run.event("truncated", None, _clip(content or reasoning), None, detail="reply cut off at max_tokens")
-    return Correction((), content, tuple(run.events), tuple(run.rejected), True, False, reasoning or None)
+    return Correction(tuple(run.items), content, tuple(run.events), True, False, reasoning or None)
 
 
 def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
@@ -306,8 +307,7 @@ def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
     gets an error result), as an agent with no corrector would do.
     """
     known = {t.name for t in tools}
-    calls: list[ParsedCall] = []
-    rejected: list[ToolRejection] = []
+    items: list[ReplyCall] = []
     events: list[RepairEvent] = []
     for c in message.tool_calls:
         reason: RejectionReason | None = None
@@ -326,14 +326,12 @@ def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
                 f"Unknown tool {c.name!r}. Available tools: {', '.join(sorted(known))}.",
             )
         if reason is None:
-            calls.append(ParsedCall(id=c.id, name=c.name, arguments=args))
+            items.append(ParsedCall(id=c.id, name=c.name, arguments=args))
             continue
-        rejected.append(ToolRejection(c.id, c.name, reason, text, arguments=c.arguments))
+        items.append(ToolRejection(c.id, c.name, reason, text, arguments=c.arguments))
         events.append(
             RepairEvent(
                 kind="validation_feedback", call_id=c.id, before=_clip(c.arguments), after=text, detail=reason
             )
         )
-    return Correction(
-        tuple(calls), message.content, tuple(events), tuple(rejected), reasoning=message.reasoning
-    )
+    return Correction(tuple(items), message.content, tuple(events), reasoning=message.reasoning)

@@ -1,4 +1,5 @@
-"""What the corrector hands the agent loop: runnable calls, rejections, flags, and nudges."""
+"""What the corrector hands the agent loop: the reply's calls in the model's order (each runnable
+or rejected), flags, and nudges."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ __all__ = [
     "REASONING_ONLY_NUDGE",
     "Correction",
     "RejectionReason",
+    "ReplyCall",
     "RetryBudget",
     "ToolRejection",
 ]
@@ -73,6 +75,10 @@ class ToolRejection:
         """The ``ToolErrorKind`` of the tool result that reports this rejection."""
         return _ERROR_KINDS[self.reason]
 
+    def to_tool_call(self) -> ToolCall:
+        """The call as the history's assistant message shows it (only when ``kept``)."""
+        return ToolCall(id=self.call_id, name=self.tool_name or "unknown", arguments=self.arguments)
+
 
 _QUOTE_LIMIT = 2000  # characters of a rejected call's text quoted back to the model
 
@@ -85,33 +91,42 @@ _ERROR_KINDS: dict[RejectionReason, ToolErrorKind] = {
 }
 
 
+# one call of a reply: runnable, or rejected with what the model is told
+ReplyCall = ParsedCall | ToolRejection
+
+
 @dataclass(frozen=True)
 class Correction:
-    """The corrector's verdict on one assistant reply."""
+    """The corrector's verdict on one assistant reply.
 
-    calls: tuple[ParsedCall, ...] = ()
+    ``items`` holds the reply's calls in the order the model wrote them, each runnable or
+    rejected: the history's assistant message and the answers to it keep that order, so a
+    reply of [ok, broken, ok] is shown back to the model as it wrote it, not regrouped.
+    """
+
+    items: tuple[ReplyCall, ...] = ()
     content: str | None = None
     events: tuple[RepairEvent, ...] = ()
-    rejected: tuple[ToolRejection, ...] = ()
     truncated: bool = False
     reasoning_only: bool = False
     reasoning: str | None = field(default=None, repr=False)
 
-    def counts(self) -> dict[str, int]:
-        """Repair events by kind, for results and spans."""
-        return dict(Counter(e.kind for e in self.events))
+    @property
+    def calls(self) -> tuple[ParsedCall, ...]:
+        """The runnable calls, in the model's order."""
+        return tuple(c for c in self.items if isinstance(c, ParsedCall))
+
+    @property
+    def rejected(self) -> tuple[ToolRejection, ...]:
+        """The rejected calls, in the model's order."""
+        return tuple(c for c in self.items if isinstance(c, ToolRejection))
 
     def to_message(self) -> Message:
         """The assistant message to append to the history: runnable calls, and rejected calls
-        whose text is a JSON object, as the model wrote it (see ``ToolRejection``)."""
-        calls = [c.to_tool_call() for c in self.calls]
-        calls += [
-            ToolCall(id=r.call_id, name=r.tool_name or "unknown", arguments=r.arguments)
-            for r in self.rejected
-            if r.kept
-        ]
+        whose text is a JSON object, as the model wrote them and in its order (see ``ToolRejection``)."""
+        calls = tuple(c.to_tool_call() for c in self.items if isinstance(c, ParsedCall) or c.kept)
         content = self.content if self.content is not None or calls else ""  # never an empty message
-        return Message(role="assistant", content=content, reasoning=self.reasoning, tool_calls=tuple(calls))
+        return Message(role="assistant", content=content, reasoning=self.reasoning, tool_calls=calls)
 
 
 def _is_object(text: str) -> bool:

@@ -31,7 +31,7 @@ from opentelemetry.semconv.attributes import error_attributes, exception_attribu
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, format_span_id, format_trace_id
 from opentelemetry.util.types import AttributeValue
 
-from agentrun.messages import Completion, Message, ParsedCall, RepairEvent, Tally, ToolResult
+from agentrun.messages import Completion, Message, ParsedCall, RepairEvent, Tally, ToolResult, repair_counts
 from agentrun.observer import SpanIds
 from agentrun.telemetry import _content as content
 from agentrun.telemetry import _retries as retries
@@ -274,8 +274,7 @@ class OTelObserver:
         self._set(span, retries.span_attributes(attempts, succeeded=completion is not None))
 
     def _record_repairs(self, span: Span, repairs: Sequence[RepairEvent]) -> None:
-        counts = Counter(r.kind for r in repairs)
-        self._set(span, {f"agentrun.repairs.{kind}": n for kind, n in counts.items()})
+        self._set(span, {f"agentrun.repairs.{kind}": n for kind, n in repair_counts(repairs).items()})
         for repair in repairs:
             attributes: dict[str, AttributeValue | None] = {
                 "agentrun.repair.kind": repair.kind,

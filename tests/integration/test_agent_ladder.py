@@ -131,3 +131,50 @@ def test_a_rejected_call_is_shown_as_the_model_wrote_it(sandbox: DockerSandbox, 
     assert (
         note["role"] == "user" and BROKEN in note["content"] and note["content"].startswith("ERROR (parsing)")
     )
+
+
+UNKNOWN = ScriptCall(name="launch_rockets", arguments={"count": 3})
+
+
+class Interleave:
+    """A model whose first reply puts a call to a tool that does not exist and one with broken
+    JSON between two good calls: [ok, unknown, broken, ok]."""
+
+    def mutate(self, turn: ScriptTurn, messages: list[dict[str, Any]], index: int) -> ScriptTurn:
+        if index != 0 or plan_turn(messages).attempt != 0:
+            return turn
+        first, last = turn.tool_calls
+        calls = [first, UNKNOWN, ScriptCall(name="write_file", arguments=BROKEN), last]
+        return turn.model_copy(update={"tool_calls": calls})
+
+
+@pytest.mark.parametrize("mode", ["direct", "corrected"])
+def test_calls_are_shown_and_answered_in_the_order_the_model_wrote_them(
+    mode: Mode, sandbox: DockerSandbox, tmp_path: Path
+) -> None:
+    turn = ScriptTurn(tool_calls=[WRITE, ScriptCall(name="run_shell", arguments={"command": "cat a.txt"})])
+    agent, reason, events = run([turn, DONE], sandbox, tmp_path, mode=mode, fault_injector=Interleave())
+    assert reason == "final_answer" and (sandbox.workspace / "a.txt").read_text() == "hello\n"
+    assistant = agent.messages[2]
+    names = [c.name for c in assistant.tool_calls]
+    ids = [c.id for c in assistant.tool_calls]
+    answers = agent.messages[3 : 3 + len(ids)]
+    assert [m.role for m in answers] == ["tool"] * len(ids)
+    assert [m.tool_call_id for m in answers] == ids  # each answered with its own id, in the model's order
+    outputs = [m.content or "" for m in answers]
+    if mode == "direct":  # exactly as served, broken JSON included
+        assert names == ["write_file", "launch_rockets", "write_file", "run_shell"]
+        assert [o.split(":")[0] for o in outputs[1:3]] == ["ERROR (unknown_tool)", "ERROR (parsing)"]
+    else:  # the broken text is left out of the history and quoted back after the tool results
+        assert names == ["write_file", "launch_rockets", "run_shell"]
+        assert outputs[1].startswith("ERROR (unknown_tool)")
+        note = agent.messages[3 + len(ids)]
+        assert note.role == "user" and BROKEN in (note.content or "")
+    assert not outputs[0].startswith("ERROR") and outputs[-1].startswith("hello")
+    first_turn = [e for e in events if e["event"] == "tool_result" and e["turn"] == 1]
+    assert [e["result"]["name"] for e in first_turn] == [
+        "write_file",
+        "launch_rockets",
+        "write_file",
+        "run_shell",
+    ]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentrun.messages import Message, ToolCall
+from agentrun.messages import Message, ToolCall, repair_counts
 from agentrun.repair import (
     RetryBudget,
     correct,
@@ -145,7 +145,7 @@ def test_cut_off_call_is_never_run_even_when_server_says_tool_calls(tools, reply
     result = correct(msg, tools, finish_reason="tool_calls", completion_tokens=512, max_tokens=512)
     assert result.truncated and result.calls == ()
     assert result.rejected[0].reason == "truncated" and result.rejected[0].error == "truncated"
-    assert "truncated" in result.counts()
+    assert "truncated" in repair_counts(result.events)
 
 
 def test_finish_reason_length_runs_nothing(tools, reply) -> None:  # type: ignore[no-untyped-def]
@@ -241,3 +241,19 @@ def test_retry_budget_is_per_tool() -> None:
     assert budget.spend("run_shell") and budget.remaining("run_shell") == 1
     budget.reset("write_file")
     assert budget.remaining("write_file") == 2
+
+
+def test_calls_keep_the_order_the_model_wrote_them_in(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # [ok, broken, ok]: the history and its answers must not regroup runnable calls first
+    msg = reply(None, ("read_file", '{"path": "a.py"}'), ("nope", '{"a": 1}'), ("list_files", "{}"))
+    for result in (correct(msg, tools), validate_direct(msg, tools)):
+        assert [(type(c).__name__, c.name) for c in result.items] == [
+            ("ParsedCall", "read_file"),
+            ("ToolRejection", "nope"),
+            ("ParsedCall", "list_files"),
+        ]
+        assert [c.id for c in result.calls] == ["c0", "c2"] and [r.call_id for r in result.rejected] == ["c1"]
+        assert [c.id for c in result.to_message().tool_calls] == ["c0", "c1", "c2"]
+    cut = correct(msg, tools, finish_reason="length")  # cut off: nothing runs, each stays in its place
+    assert cut.truncated and [r.call_id for r in cut.rejected] == ["c0", "c1", "c2"]
+    assert [r.reason for r in cut.rejected] == ["truncated", "unknown_tool", "truncated"]

@@ -3,6 +3,7 @@ about (in the reasoning, in backticks, mid-sentence) never run; no body becomes 
 
 from __future__ import annotations
 
+from agentrun.messages import repair_counts
 from agentrun.repair import correct
 
 DSML = (
@@ -16,14 +17,15 @@ def test_call_at_the_end_of_the_reasoning_field_is_recovered_as_reasoning_tool_c
     # DeepSeek V4 on vLLM: the DSML block lands in reasoning_content, content is empty
     result = correct(reply("", reasoning="I need the file first.\n\n" + DSML), tools)
     assert [(c.name, c.arguments) for c in result.calls] == [("read_file", {"path": "app.py"})]
-    assert result.counts().get("reasoning_tool_call") == 1 and "text_tool_call" not in result.counts()
+    counts = repair_counts(result.events)
+    assert counts.get("reasoning_tool_call") == 1 and "text_tool_call" not in counts
 
 
 def test_call_before_think_close_in_content_is_recovered(tools, reply) -> None:  # type: ignore[no-untyped-def]
     # Qwen3.5 / GLM without a reasoning parser: the call sits before </think>, nothing after it
     result = correct(reply("Let me list the files.\n" + HERMES + "\n</think>"), tools)
     assert [c.name for c in result.calls] == ["run_shell"]
-    assert "reasoning_tool_call" in result.counts()
+    assert "reasoning_tool_call" in repair_counts(result.events)
 
 
 def test_call_quoted_in_reasoning_is_never_run(tools, reply) -> None:  # type: ignore[no-untyped-def]

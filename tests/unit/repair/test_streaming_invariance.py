@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentrun.commands.repair import _message, load_tools
-from agentrun.messages import Message
+from agentrun.messages import Message, repair_counts
 from agentrun.model._stream import Assembly as _Assembly
 from agentrun.repair import Correction, correct
 
@@ -101,7 +101,7 @@ def _view(c: Correction) -> tuple[Any, ...]:
         c.content,
         c.truncated,
         c.reasoning_only,
-        sorted(c.counts().items()),
+        sorted(repair_counts(c.events).items()),
     )
 
 

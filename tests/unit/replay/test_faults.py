@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentrun.messages import Message, ToolCall
+from agentrun.messages import Message, ToolCall, repair_counts
 from agentrun.repair import correct, validate_direct
 from agentrun.repair.jsonfix import parse_arguments
 from agentrun.replay.faults import (
@@ -81,7 +81,7 @@ def test_each_fault_kind_round_trips_through_correct(kind: str, mix: str, tools)
             assert not result.rejected
         expected_kind = {"reasoning_only": "reasoning_only", "truncated": "truncated"}.get(kind, kind)
         if not (kind == "invalid_json" and result.rejected):
-            assert expected_kind in result.counts()
+            assert expected_kind in repair_counts(result.events)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
