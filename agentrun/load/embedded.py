@@ -5,6 +5,11 @@ solution), each with a KV-cache simulator so ``/metrics`` has prefix-cache and r
 series. Replay load: one server answering every recorded request with the reply that was
 recorded for it (``RecordedReplies``), so the replay model generates as many tokens as the
 recorded model did, at the server's known TTFT and token delay.
+
+Each server runs in a child process of its own (``_child_server``), as a model server
+would: in the load's process it shared one interpreter lock with the client and the
+sessions, so its tokens went out late and together (ITL p50 0 at 32 sessions) and the
+load measured its own server. The child ignores Ctrl-C (the load stops first, then ends it).
 """
 
 from __future__ import annotations
@@ -12,10 +17,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
+from agentrun.errors import AgentrunError
 from agentrun.load.workload import PreparedSession, Workload
 from agentrun.replay import (
     GPU_KV_TOKENS,
@@ -77,27 +86,76 @@ def _recorded_server(workload: Workload, *, ttft: float, token_delay: float) -> 
     return ReplayServer(script, ttft=ttft, token_delay=token_delay, fault_injector=injector, cache=cache)
 
 
+def _task_server(task: str, *, ttft: float, token_delay: float) -> ReplayServer:
+    from agentrun import replay
+    from agentrun.tasks import load_task
+
+    script = replay.script_from_task(load_task(task), model_name=REPLAY_MODEL)
+    return build_server(script, ttft=ttft, token_delay=token_delay)
+
+
+def _serve_child(
+    build: Callable[..., ReplayServer], args: tuple[Any, ...], kwargs: dict[str, Any], conn: Connection
+) -> None:
+    """The child's whole life: build the server, say where it listens, serve until terminated."""
+    from agentrun.replay.quiet_gc import QuietCollector
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the load's to handle
+    server = build(*args, **kwargs).bind()
+    server.collector = QuietCollector().install()  # this process is the server's own
+    conn.send((server.base_url, server.url))
+    conn.close()
+    server.serve_forever()  # SIGTERM (the parent's terminate) ends the process
+
+
+@contextlib.contextmanager
+def _child_server(build: Callable[..., ReplayServer], *args: Any, **kwargs: Any) -> Iterator[tuple[str, str]]:
+    """``build(*args, **kwargs)`` serving in a spawned child process: (base URL, metrics URL)."""
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that has threads
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(
+        target=_serve_child, args=(build, args, kwargs, child), daemon=True, name="agentrun-replay"
+    )
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(120):
+            raise AgentrunError("the embedded replay model did not start within 120 s")
+        try:
+            base_url, url = parent.recv()
+        except EOFError:
+            raise AgentrunError(
+                f"the embedded replay model exited at start (exit code {proc.exitcode})"
+            ) from None
+        yield base_url, url
+    finally:
+        proc.terminate()
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
 @contextlib.contextmanager
 def replay_endpoint(workload: Workload, *, ttft: float, token_delay: float) -> Iterator[Endpoint]:
     """One replay server for a whole replay load (recorded replies, simulated prefix cache)."""
-    with _recorded_server(workload, ttft=ttft, token_delay=token_delay) as server:
+    with _child_server(_recorded_server, workload, ttft=ttft, token_delay=token_delay) as (base_url, url):
         label = f"replay model (recorded replies, ttft {ttft * 1000:g} ms, {token_delay * 1000:g} ms/token)"
-        yield Endpoint(server.base_url, REPLAY_MODEL, label, (server.url,))
+        yield Endpoint(base_url, REPLAY_MODEL, label, (url,))
 
 
 @contextlib.contextmanager
 def task_endpoints(tasks: Sequence[str], *, ttft: float, token_delay: float) -> Iterator[dict[str, Endpoint]]:
     """One replay server per distinct task for a live load, all started before the first session."""
     from agentrun import replay
-    from agentrun.tasks import load_task
 
     with contextlib.ExitStack() as stack:
-        servers = {}
-        for name in dict.fromkeys(tasks):
-            script = replay.script_from_task(load_task(name), model_name=REPLAY_MODEL)
-            servers[name] = stack.enter_context(build_server(script, ttft=ttft, token_delay=token_delay))
-        urls = tuple(s.url for s in servers.values())
-        yield {name: Endpoint(s.base_url, REPLAY_MODEL, replay.LABEL, urls) for name, s in servers.items()}
+        servers = {
+            name: stack.enter_context(_child_server(_task_server, name, ttft=ttft, token_delay=token_delay))
+            for name in dict.fromkeys(tasks)
+        }
+        urls = tuple(url for _, url in servers.values())
+        yield {name: Endpoint(base, REPLAY_MODEL, replay.LABEL, urls) for name, (base, _) in servers.items()}
 
 
 def prepared(workload: Workload, model: str) -> list[PreparedSession]:

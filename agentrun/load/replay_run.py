@@ -111,11 +111,9 @@ async def _session(ctx: _Context, i: int, prepared: PreparedSession) -> None:
     try:
         stop, tool_s = await _requests(ctx, conn, sid, warm, prepared, tracer, records)
     finally:  # a cancelled session (Ctrl-C) is written too, with the requests it finished
-        await conn.close()
-        if tracer:
-            await tracer.close(stop)
         failed = sum(1 for r in records if not r.ok)
         ctx.progress.session_finished(failed=bool(failed))
+        # kept before the first await: a second cancel (SIGTERM cancels every task) lands there
         ctx.sessions.append(
             SessionRecord(
                 session=sid,
@@ -131,6 +129,9 @@ async def _session(ctx: _Context, i: int, prepared: PreparedSession) -> None:
                 trace_id=tracer.trace_id if tracer else None,
             )
         )
+        await conn.close()
+        if tracer:
+            await tracer.close(stop)
 
 
 async def _admit(ctx: _Context, i: int, arrivals: list[float] | None, gate: asyncio.Semaphore | None) -> bool:
@@ -171,7 +172,7 @@ async def _load(ctx: _Context, sessions: list[PreparedSession]) -> None:
         await asyncio.gather(*running)
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task; each session records itself
         for task in running:
-            task.cancel()
+            task.cancel()  # (SIGTERM's teardown may have cancelled them already)
         await asyncio.gather(*running, return_exceptions=True)
         raise
 
