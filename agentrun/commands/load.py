@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,15 +26,14 @@ def _compare(args: list[str]) -> None:
 
 
 def _target(base_url: str | None, model: str | None, api_key: str | None, **replay: Any) -> Any:
+    from agentrun.commands.run import _endpoint_args
     from agentrun.load.run import Target
 
-    if base_url and not model:
-        raise UserError("--base-url needs --model NAME (the served model's name)")
+    endpoint = _endpoint_args(base_url, model, api_key)  # the checks and key fallback of `task`
     if model and not base_url and model != "local":
         raise UserError(f"--model {model!r} needs --base-url (only --model local starts a server itself)")
-    key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-    secrets.register(key)  # scrubbed from load.json (its command line too), records and spans
-    return Target(base_url=base_url, model=model, api_key=key, **replay)
+    secrets.register(endpoint["api_key"])  # scrubbed from load.json (its command line too), records and spans
+    return Target(**endpoint, **replay)
 
 
 def _ray(address: str | None) -> Any:

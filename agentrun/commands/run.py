@@ -176,6 +176,33 @@ def _endpoint_args(base_url: str | None, model: str | None, api_key: str | None)
     }
 
 
+# the options `task` and `compare` share, as the CLI names them -> the RunConfig field
+SHARED_OPTIONS = {
+    "results": "results_dir",
+    "seed": "seed",
+    "faults": "faults",
+    "fault_mix": "fault_mix",
+    "fault_source": "fault_source",
+    "temperature": "temperature",
+    "max_turns": "max_turns",
+    "max_wall": "max_wall_s",
+    "base_image": "base_image",
+    "otlp_endpoint": "otlp_endpoint",
+    "otlp_protocol": "otlp_protocol",
+}
+
+
+def _run_config(name: str, options: dict[str, Any], **fields: Any) -> RunConfig:
+    """The RunConfig of a command's ``options`` (its parameters by name): the endpoint, the
+    ``SHARED_OPTIONS``, the engine pool, then the command's own ``fields``."""
+    shared = {field: options[option] for option, field in SHARED_OPTIONS.items()}
+    return RunConfig(
+        task=name,
+        **_endpoint_args(options["base_url"], options["model"], options["api_key"]),
+        **{**shared, "docker_hosts": options["docker_host"] or [], **fields},
+    )
+
+
 ModeOpt = Annotated[_params.ModeName, typer.Option(help="how tool calls are used")]
 AgentOpt = Annotated[AgentKind, typer.Option(help="model; oracle: run solution/solve.sh; nop: do nothing")]
 ServerMetrics = Annotated[
@@ -237,29 +264,17 @@ def task_cmd(
 
     if not 0 < request_timeout <= 86_400:
         raise UserError(f"--request-timeout must be between 0 and 86400 seconds, not {request_timeout}")
-    config = RunConfig(
-        task=name,
+    config = _run_config(
+        name,
+        locals(),
         mode=mode,
         agent=agent,
-        **_endpoint_args(base_url, model, api_key),
-        results_dir=results,
-        seed=seed,
-        faults=faults,
-        fault_mix=fault_mix,
-        fault_source=fault_source,
-        temperature=temperature,
-        max_turns=max_turns,
-        max_wall_s=max_wall,
-        base_image=base_image,
         server_metrics=server_metrics,
-        otlp_endpoint=otlp_endpoint,
-        otlp_protocol=otlp_protocol,
         capture_content=capture_content,
         replay_ttft=replay_ttft,
         replay_token_delay=replay_token_delay,
         request_timeout=request_timeout,
         image_map=parse_image_map(image_map or [], image_map_file or []),
-        docker_hosts=docker_host or [],
     )
     _run_one(config, report=not no_report)
 
@@ -308,22 +323,7 @@ def compare_cmd(
     docker_host: _params.DockerHosts = None,
 ) -> None:
     """Run direct and corrected mode on the same seeds and print one table."""
-    base = RunConfig(
-        task=name,
-        **_endpoint_args(base_url, model, api_key),
-        results_dir=results,
-        seed=seed,
-        faults=faults or 0.0,
-        fault_mix=fault_mix,
-        fault_source=fault_source,
-        temperature=temperature,
-        max_turns=max_turns,
-        max_wall_s=max_wall,
-        base_image=base_image,
-        otlp_endpoint=otlp_endpoint,
-        otlp_protocol=otlp_protocol,
-        docker_hosts=docker_host or [],
-    )
+    base = _run_config(name, {**locals(), "faults": faults or 0.0})
     load_task(name)  # fail fast on an unknown task
     base = base.model_copy(update={"faults": _fault_rate(base, faults)})
     _compare(base, trials=trials, concurrency=concurrency, kv_budget=kv_budget, report=not no_report)
