@@ -3,13 +3,16 @@
 ``trajectory.jsonl`` is agentrun's own record, written as things happen; at the end of a run it
 is also turned into ``trajectory.atif.json`` so Harbor's viewers and training pipelines can read
 it: a system step, a user step, then one agent step per turn with the reply, the calls it made
-(as executed, after correction), their results as the observation, and the request's token
-metrics. What ATIF has no field for (timings, repairs, mode, re-asks, span ids) goes in ``extra``.
+in the order the model wrote them (as executed, after correction; a rejected call as the model
+wrote it), their results as the observation, and the request's token metrics. What ATIF has no
+field for (timings, repairs, mode, re-asks, span ids, a rejected call's text that is not a JSON
+object) goes in ``extra``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from agentrun import __version__
@@ -26,19 +29,15 @@ def _agent_step(step_id: int, turn: int, events: list[dict[str, Any]]) -> dict[s
     last = responses[-1]
     completion, message = last["completion"], last["completion"]["message"]
     usage = completion["usage"]
-    calls = [e["call"] for e in events if e["event"] == "tool_call"]
+    calls, raw = _tool_calls(events)
     results = [e for e in events if e["event"] == "tool_result"]
-    rejected = [e["result"] for e in results if e.get("rejected")]
     step: dict[str, Any] = {
         "step_id": step_id,
         "timestamp": _iso(last["ts"]),
         "source": "agent",
         "model_name": completion.get("model"),
         "message": message.get("content") or "",
-        "tool_calls": [
-            {"tool_call_id": c["id"], "function_name": c["name"], "arguments": c["arguments"]} for c in calls
-        ]
-        + [{"tool_call_id": r["call_id"], "function_name": r["name"], "arguments": {}} for r in rejected],
+        "tool_calls": calls,
         "observation": {
             "results": [
                 {"source_call_id": e["result"]["call_id"], "content": e["result"]["output"]} for e in results
@@ -62,9 +61,46 @@ def _agent_step(step_id: int, turn: int, events: list[dict[str, Any]]) -> dict[s
     }
     if message.get("reasoning"):
         step["reasoning_content"] = message["reasoning"]
+    if raw:
+        step["extra"]["raw_arguments"] = raw
     if not step["tool_calls"]:
         del step["tool_calls"], step["observation"]
     return step
+
+
+def _tool_calls(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """A turn's ATIF ``tool_calls`` in the order they were answered (the model's order), and the
+    text of each rejected call whose arguments are not a JSON object, by call id.
+
+    A run call is shown as executed; a rejected one with the arguments the model wrote. ATIF
+    v1.4 allows only an object there, so text that is not one (broken JSON, a cut-off call) is
+    shown as ``{}`` and kept whole in the step's ``extra.raw_arguments``. A trajectory written
+    before rejection lines carried their text gives ``{}`` alone.
+    """
+    calls: list[dict[str, Any]] = []
+    raw: dict[str, str] = {}
+    for e in events:
+        if e["event"] == "tool_call":
+            c = e["call"]
+            calls.append({"tool_call_id": c["id"], "function_name": c["name"], "arguments": c["arguments"]})
+        elif e["event"] == "tool_result" and e.get("rejected"):
+            r, text = e["result"], e.get("arguments")
+            arguments = _object(text)
+            if arguments is None and isinstance(text, str):
+                raw[r["call_id"]] = text
+            calls.append(
+                {"tool_call_id": r["call_id"], "function_name": r["name"], "arguments": arguments or {}}
+            )
+    return calls, raw
+
+
+def _object(text: Any) -> dict[str, Any] | None:
+    """``text`` parsed, when it is a JSON object."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def to_atif(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import socket
 import subprocess
@@ -51,9 +52,9 @@ def test_embedded_replay_model_passes_every_hidden_test(
     assert [s["source"] for s in atif["steps"][:2]] == ["system", "user"]
     agent_steps = atif["steps"][2:]
     assert len(agent_steps) == result["turns"] and all(s["source"] == "agent" for s in agent_steps)
-    for step in agent_steps:
-        calls = {c["tool_call_id"] for c in step.get("tool_calls", [])}
-        assert calls == {r["source_call_id"] for r in step.get("observation", {}).get("results", [])}
+    for step in agent_steps:  # each call answered by its own result, in the same order
+        calls = [c["tool_call_id"] for c in step.get("tool_calls", [])]
+        assert calls == [r["source_call_id"] for r in step.get("observation", {}).get("results", [])]
     assert atif["final_metrics"]["total_prompt_tokens"] == result["usage"]["prompt_tokens"]  # no re-asks here
 
     spans = read_jsonl(run_dir / "spans.jsonl")
@@ -67,6 +68,56 @@ def test_embedded_replay_model_passes_every_hidden_test(
     assert "todo.py" in (run_dir / "workspace.patch").read_text()
     assert (run_dir / "workspace" / "todo.py").is_file()
     assert not _labelled(docker_client, result["run_id"]), "the container must be removed"
+
+
+HARBOR_IMAGE = os.environ.get("HARBOR_IMAGE", "agentrun-harbor:0.25.0")  # scripts/harbor-env.sh's tag
+HARBOR_ENV = Path(__file__).resolve().parents[2] / "scripts" / "harbor-env.sh"
+
+
+def _harbor_validates(path: Path, docker_client: Any) -> subprocess.CompletedProcess[str]:
+    """Harbor's own ATIF validator on ``path``, in the Harbor reference image (.ci/harbor-setup.sh
+    builds it before the tests in CI; elsewhere it may be missing, and the check is skipped)."""
+    try:
+        docker_client.images.get(HARBOR_IMAGE)
+    except Exception as exc:  # docker.errors.ImageNotFound
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but the Harbor image {HARBOR_IMAGE} is missing: {exc}")
+        pytest.skip(f"no Harbor image {HARBOR_IMAGE} (scripts/harbor-env.sh build makes it)")
+    cmd = [str(HARBOR_ENV), "run", "python", "-m", "harbor.utils.trajectory_validator", str(path)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=path.parent)
+
+
+def test_rejected_calls_reach_atif_as_the_model_wrote_them(
+    tmp_path: Path, todo_image: str, docker_client: Any
+) -> None:
+    # direct mode with injected faults (seeded): calls with broken JSON and to unknown tools are
+    # rejected, and ATIF keeps what the model wrote, where it wrote it
+    proc = run_cli("task", "todo-cli", "--mode", "direct", "--faults", "0.5", "--results", str(tmp_path))
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    run_dir = only_run(tmp_path)
+    events = read_jsonl(run_dir / "trajectory.jsonl")
+    rejected = [e for e in events if e["event"] == "tool_result" and e.get("rejected")]
+    atif = json.loads((run_dir / "trajectory.atif.json").read_text())
+    steps = {s["extra"]["turn"]: s for s in atif["steps"] if s["source"] == "agent"}
+    kinds = set()
+    for e in rejected:
+        step, call_id, text = steps[e["turn"]], e["result"]["call_id"], e["arguments"]
+        [call] = [c for c in step["tool_calls"] if c["tool_call_id"] == call_id]
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):  # a JSON object: shown as the model wrote it
+            assert call["arguments"] == parsed and call_id not in step["extra"].get("raw_arguments", {})
+        else:  # ATIF v1.4 arguments are an object: the text is kept whole beside it
+            assert call["arguments"] == {} and step["extra"]["raw_arguments"][call_id] == text
+        kinds.add(isinstance(parsed, dict))
+    assert kinds == {True, False}, "the seeded faults give both kinds of rejected call"
+    for step in steps.values():
+        calls = [c["tool_call_id"] for c in step.get("tool_calls", [])]
+        assert calls == [r["source_call_id"] for r in step.get("observation", {}).get("results", [])]
+    check = _harbor_validates(run_dir / "trajectory.atif.json", docker_client)
+    assert check.returncode == 0 and "Trajectory is valid" in check.stdout, check.stdout + check.stderr
 
 
 def test_oracle_applies_the_reference_solution(tmp_path: Path, todo_image: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentrun.agent import Agent, Limits, Recorder
+from agentrun.atif import to_atif
 from agentrun.messages import Mode
 from agentrun.model import OpenAIModel
 from agentrun.policy import policy_for
@@ -177,4 +178,18 @@ def test_calls_are_shown_and_answered_in_the_order_the_model_wrote_them(
         "launch_rockets",
         "write_file",
         "run_shell",
+    ]
+    start = {"event": "run_start", "run_id": "t", "mode": mode}  # what the runner writes first
+    step = to_atif([start, *events])["steps"][2]  # Harbor's format: the same order, what the model wrote
+    atif_calls = [(c["function_name"], c["arguments"]) for c in step["tool_calls"]]
+    assert atif_calls == [
+        ("write_file", WRITE.arguments),
+        ("launch_rockets", {"count": 3}),
+        ("write_file", {}),  # not a JSON object: ATIF v1.4 has only {} here, the text is beside it
+        ("run_shell", {"command": "cat a.txt"}),
+    ]
+    broken_id = step["tool_calls"][2]["tool_call_id"]
+    assert step["extra"]["raw_arguments"] == {broken_id: BROKEN}
+    assert [r["source_call_id"] for r in step["observation"]["results"]] == [
+        c["tool_call_id"] for c in step["tool_calls"]
     ]
