@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentrun.compare import Comparison
 from agentrun.errors import UserError
@@ -22,6 +22,7 @@ from agentrun.results import RunResult
 from agentrun.trajectory import read_trajectory
 
 Kind = Literal["run", "compare", "load"]
+ModelT = TypeVar("ModelT", bound=BaseModel)
 KIND_FILES: dict[Kind, str] = {"run": "result.json", "compare": "compare.json", "load": "load.json"}
 
 
@@ -77,14 +78,17 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         raise UserError(f"{path}: not JSON lines ({exc})") from None
 
 
+def _read_model(model: type[ModelT], path: Path, refusal: str) -> ModelT:
+    """The JSON file ``path`` as a ``model``; one that does not fit is a UserError: ``refusal``."""
+    try:
+        return model.model_validate(_read_json(path))
+    except ValidationError as exc:
+        raise UserError(f"{path}: {refusal} ({exc.error_count()} errors)") from None
+
+
 def read_run(folder: Path) -> RunFolder:
     folder = folder_of(folder)
-    try:
-        result = RunResult.model_validate(_read_json(folder / "result.json"))
-    except ValidationError as exc:
-        raise UserError(
-            f"{folder / 'result.json'}: not an agentrun result ({exc.error_count()} errors)"
-        ) from None
+    result = _read_model(RunResult, folder / "result.json", "not an agentrun result")
     return RunFolder(
         folder=folder,
         result=result,
@@ -101,12 +105,7 @@ def _trial_folder(compare: Path, run: RunResult) -> Path:
 
 def read_compare(folder: Path) -> CompareFolder:
     folder = folder_of(folder)
-    try:
-        comparison = Comparison.model_validate(_read_json(folder / "compare.json"))
-    except ValidationError as exc:
-        raise UserError(
-            f"{folder / 'compare.json'}: not an agentrun comparison ({exc.error_count()} errors)"
-        ) from None
+    comparison = _read_model(Comparison, folder / "compare.json", "not an agentrun comparison")
     runs = []
     for run in comparison.runs:
         trial = _trial_folder(folder, run)
@@ -116,10 +115,5 @@ def read_compare(folder: Path) -> CompareFolder:
 
 def read_load(folder: Path) -> LoadFolder:
     folder = folder_of(folder)
-    try:
-        load = LoadFile.model_validate(_read_json(folder / "load.json"))
-    except ValidationError as exc:
-        raise UserError(
-            f"{folder / 'load.json'}: does not follow the load.json schema ({exc.error_count()} errors)"
-        ) from None
+    load = _read_model(LoadFile, folder / "load.json", "does not follow the load.json schema")
     return LoadFolder(folder=folder, load=load)

@@ -146,3 +146,25 @@ def test_load_json_schema_is_checked() -> None:
         L.LoadFile.model_validate({**doc, "schema": "agentrun.load/2"})
     with pytest.raises(ValidationError):
         L.LoadFile.model_validate({**doc, "requests": [{"session": "s"}]})  # start_s and e2e_s are required
+
+
+@pytest.mark.parametrize(
+    ("name", "read", "refusal"),
+    [
+        ("result.json", "read_run", "not an agentrun result"),
+        ("compare.json", "read_compare", "not an agentrun comparison"),
+        ("load.json", "read_load", "does not follow the load.json schema"),
+    ],
+)
+def test_a_file_of_the_wrong_shape_is_refused_in_one_line(
+    tmp_path: Path, name: str, read: str, refusal: str
+) -> None:
+    from agentrun.errors import UserError
+    from agentrun.report import sources
+
+    (tmp_path / name).write_text('{"unrelated": true}', encoding="utf-8")
+    with pytest.raises(UserError) as info:
+        getattr(sources, read)(tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path.resolve() / name}: {refusal} (") and message.endswith(" errors)")
+    assert "\n" not in message
