@@ -32,8 +32,10 @@ REASONING_ONLY_NUDGE = (
 class ToolRejection:
     """A call that was not run; ``message`` is what the model should be told.
 
-    ``arguments`` is the argument text exactly as the model wrote it. A call whose text is a
-    JSON object stays in the history as written (``kept``) and is answered by a tool result.
+    ``arguments`` is the argument text exactly as the model wrote it; for a ``schema``
+    rejection, and a complete call of a reply cut off at the token limit, it is the object as
+    the corrector read it (JSON repaired, types coerced). A call whose text is a JSON object
+    stays in the history as written (``kept``) and is answered by a tool result.
     Any other text is left out of the history: vLLM and llama.cpp ``json.loads`` every
     historical call's arguments and would refuse the next request, and putting ``{}`` there
     would show the model a call it never made. It is answered by ``history_note``, a user
