@@ -37,6 +37,7 @@ ToolErrorKind = Literal[
     "not_found",  # file or directory missing
     "edit",  # edit_file's old string occurred 0 or several times
     "timeout",  # run_shell's timeout killed the command
+    "out_of_memory",  # the command went past the sandbox's memory limit (the OOM killer stopped it)
     "permission",  # the OS refused (read-only file system, permissions)
     "truncated",  # the call was cut off at max_tokens and was not run
     "runtime",  # anything else the tool runtime reported

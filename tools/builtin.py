@@ -413,9 +413,10 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
         )
     except OSError as exc:
         raise ToolFailure("runtime", f"could not start {shell}: {exc}") from None
-    capture = _Capture(MAX_OUTPUT_BYTES)
+    capture, kills_before = _Capture(MAX_OUTPUT_BYTES), oom_kills()
     timed_out = _pump(proc, capture, time.monotonic() + timeout)
     text, truncated = capture.text()
+    _check_memory(kills_before, text, proc.returncode)
     if timed_out:
         raise ToolFailure(
             "timeout",
@@ -426,6 +427,54 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
         text += "\n"
     return ToolOutput(
         text=f"{text}[exit code: {proc.returncode}]", exit_code=proc.returncode, truncated=truncated
+    )
+
+
+# The container's memory cgroup, as the engine mounts it: cgroup v2, then v1 (both read-only).
+_OOM_EVENTS = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def _cgroup_value(paths: tuple[str, ...], key: str | None) -> int | None:
+    """The first readable number: the line ``key N`` of a flat-keyed file, or the whole file."""
+    for path in paths:
+        try:
+            with open(path, encoding="ascii") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name, _, value = line.partition(" ")
+            text = value if key is not None else name
+            if (key is None or name == key) and text.strip().isdigit():
+                return int(text)
+    return None
+
+
+def oom_kills() -> int | None:
+    """How many processes the kernel's OOM killer has stopped in this container (None: unknown)."""
+    return _cgroup_value(_OOM_EVENTS, "oom_kill")
+
+
+def memory_limit_mb() -> int | None:
+    """The container's memory limit in MB (None: none, or not readable)."""
+    limit = _cgroup_value(_MEMORY_LIMITS, None)
+    return limit >> 20 if limit is not None and limit < 1 << 50 else None  # v1 "no limit" is ~2**63
+
+
+def _check_memory(kills_before: int | None, text: str, exit_code: int | None) -> None:
+    """``ToolFailure("out_of_memory")`` when the OOM killer stopped a process of this command:
+    a SIGKILL from the memory limit is otherwise just ``exit code -9`` (or a shell's "Killed")."""
+    kills_after = oom_kills()
+    if kills_before is None or kills_after is None or kills_after <= kills_before:
+        return
+    limit = memory_limit_mb()
+    raise ToolFailure(
+        "out_of_memory",
+        f"out of memory: the command went past the sandbox's memory limit"
+        f"{f' ({limit} MB)' if limit else ''} and the kernel killed {kills_after - kills_before} of its "
+        f"processes (SIGKILL). Use less memory: smaller inputs, streaming, fewer processes at once.\n"
+        f"Output:\n{text}[exit code: {exit_code}]",
     )
 
 

@@ -7,7 +7,10 @@ Requests, one per line::
 
 Responses, one per line, in order::
 
-    {"id": "c1", "output": "...", "error": null, "exit_code": null, "truncated": false, "duration_s": 0.0004}
+    {"id": "c1", "output": "...", "error": null, "exit_code": null, "truncated": false, "duration_s": 0.0004,
+     "oom_kills": 0}
+
+(``oom_kills``: the container's OOM-kill count, so the host can tell a runtime that died of it.)
 
 ``error`` is null on success, else an agentrun ``ToolErrorKind`` string. The server never
 dies on a bad request (it answers with error "runtime"), and stdout carries nothing but
@@ -188,6 +191,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             response = handle(request, tools, builtin)
             if isinstance(request, dict) and "tool" in request:
                 stop_leftovers()
+        response["oom_kills"] = builtin.oom_kills()  # the host tells a runtime the OOM killer took
         stdout.write((json.dumps(response) + "\n").encode())
 
 

@@ -56,6 +56,7 @@ class Channel:
         self._buffer = bytearray()
         self._lines = bytearray()
         self.stderr: deque[str] = deque(maxlen=50)
+        self.oom_kills: int | None = None  # the container's OOM-kill count in the runtime's last reply
         self.request({"id": "hello", "op": "ping"}, timeout=30)
 
     def request(self, message: dict[str, Any], *, timeout: float) -> dict[str, Any]:
@@ -73,6 +74,8 @@ class Channel:
                 self.stderr.append(f"(stray stdout) {line[:200]!r}")
                 continue
             if isinstance(reply, dict) and reply.get("id") == message["id"]:
+                kills = reply.get("oom_kills")  # forged or not, only a plain int counts
+                self.oom_kills = kills if isinstance(kills, int) and not isinstance(kills, bool) else None
                 return reply
 
     def _next_line(self, deadline: float) -> bytes:

@@ -186,7 +186,15 @@ class DockerSandbox:
         return facts.deadline_s(name, arguments)
 
     def _failed_call(self, call_id: str, name: str, exc: Exception, deadline: float) -> ToolResult:
-        self._restart_channel()  # kills what the call left; a dead container raises SandboxError
+        seen = self._channel.oom_kills if self._channel else None
+        fresh = self._restart_channel()  # kills what the call left; a dead container raises SandboxError
+        if seen is not None and (fresh.oom_kills or 0) > seen:  # the OOM killer chose the runtime
+            output = (
+                f"out of memory: this call went past the sandbox's memory limit ({self.limits.get('mem_limit')}) "
+                "and the kernel killed the tool runtime with it; the call was not run again (it may "
+                "have done part of its work) and the runtime was restarted for the next call"
+            )
+            return ToolResult(call_id=call_id, name=name, output=output, error="out_of_memory")
         if isinstance(exc, ChannelTimeout):
             output = (
                 f"the call did not finish within {deadline:g}s and was stopped with every "
