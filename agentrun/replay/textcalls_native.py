@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["NATIVE_RENDERERS"]
@@ -37,22 +38,39 @@ def _gemma_value(v: Any, delim: str) -> str:
     return str(v)
 
 
-def _gemma4(calls: list[Call]) -> str:
-    return "".join(
-        f"<|tool_call>call:{n}{{"
-        + ",".join(f"{k}:{_gemma_value(v, _Q)}" for k, v in a.items())
-        + "}<tool_call|>"
-        for n, a in calls
-    )
+def _minicpm_value(v: Any) -> str:
+    text = _text(v)
+    return f"<![CDATA[{text}]]>" if "\n" in text or "<" in text else text
 
 
-def _function_gemma(calls: list[Call]) -> str:
-    return "".join(
-        f"<start_function_call>call:{n}{{"
-        + ",".join(f"{k}:<escape>{_text(v)}<escape>" for k, v in a.items())
-        + "}<end_function_call>"
-        for n, a in calls
-    )
+@dataclass(frozen=True)
+class _Tagged:
+    """A family that writes each call as ``head`` (formatted with ``name``), one ``param`` per
+    argument (formatted with ``key`` and ``value``, the latter rendered by ``value``), then
+    ``tail``; ``open``/``close`` wrap the whole block."""
+
+    head: str
+    param: str
+    tail: str
+    value: Callable[[Any], str] = _text
+    between_params: str = ""
+    between_calls: str = ""
+    open: str = ""
+    close: str = ""
+
+    def __call__(self, calls: list[Call]) -> str:
+        return (
+            self.open
+            + self.between_calls.join(
+                self.head.format(name=n)
+                + self.between_params.join(
+                    self.param.format(key=k, value=self.value(v)) for k, v in a.items()
+                )
+                + self.tail
+                for n, a in calls
+            )
+            + self.close
+        )
 
 
 def _harmony(calls: list[Call]) -> str:
@@ -62,41 +80,8 @@ def _harmony(calls: list[Call]) -> str:
     )
 
 
-def _step3(calls: list[Call]) -> str:
-    invokes = "<｜tool_sep｜>".join(
-        f'<｜tool_call_begin｜><steptml:invoke name="{n}">'
-        + "".join(f'<steptml:parameter name="{k}">{_text(v)}</steptml:parameter>' for k, v in a.items())
-        + "</steptml:invoke><｜tool_call_end｜>"
-        for n, a in calls
-    )
-    return f"<｜tool_calls_begin｜>{invokes}<｜tool_calls_end｜>"
-
-
-def _minicpm_value(v: Any) -> str:
-    text = _text(v)
-    return f"<![CDATA[{text}]]>" if "\n" in text or "<" in text else text
-
-
-def _minicpm(calls: list[Call]) -> str:
-    return "\n".join(
-        f'<function name="{n}">'
-        + "".join(f'<param name="{k}">{_minicpm_value(v)}</param>' for k, v in a.items())
-        + "</function>"
-        for n, a in calls
-    )
-
-
 def _py_calls(calls: list[Call], sep: str) -> str:
     return sep.join(f"{n}({', '.join(f'{k}={v!r}' for k, v in a.items())})" for n, a in calls)
-
-
-def _seed(calls: list[Call]) -> str:
-    return "\n".join(
-        f"<seed:tool_call>\n<function={n}>\n"
-        + "".join(f"<parameter={k}>\n{_text(v)}\n</parameter>\n" for k, v in a.items())
-        + "</function>\n</seed:tool_call>"
-        for n, a in calls
-    )
 
 
 def _list(calls: list[Call], key: str = "name", args: str = "arguments") -> str:
@@ -105,9 +90,27 @@ def _list(calls: list[Call], key: str = "name", args: str = "arguments") -> str:
 
 NATIVE_RENDERERS: dict[str, Callable[[list[Call]], str]] = {
     "gpt_oss": _harmony,
-    "gemma4": _gemma4,
-    "functiongemma": _function_gemma,
-    "step3": _step3,
+    "gemma4": _Tagged(
+        "<|tool_call>call:{name}{{",
+        "{key}:{value}",
+        "}<tool_call|>",
+        value=lambda v: _gemma_value(v, _Q),
+        between_params=",",
+    ),
+    "functiongemma": _Tagged(
+        "<start_function_call>call:{name}{{",
+        "{key}:<escape>{value}<escape>",
+        "}<end_function_call>",
+        between_params=",",
+    ),
+    "step3": _Tagged(
+        '<｜tool_call_begin｜><steptml:invoke name="{name}">',
+        '<steptml:parameter name="{key}">{value}</steptml:parameter>',
+        "</steptml:invoke><｜tool_call_end｜>",
+        between_calls="<｜tool_sep｜>",
+        open="<｜tool_calls_begin｜>",
+        close="<｜tool_calls_end｜>",
+    ),
     "command_r": lambda calls: (
         "<|START_ACTION|>"
         + _j([{"tool_call_id": str(i), "tool_name": n, "parameters": a} for i, (n, a) in enumerate(calls)])
@@ -115,11 +118,22 @@ NATIVE_RENDERERS: dict[str, Callable[[list[Call]], str]] = {
     ),
     "apertus": lambda calls: "<|tools_prefix|>" + _j([{n: a} for n, a in calls]) + "<|tools_suffix|>",
     "olmo3": lambda calls: f"<function_calls>{_py_calls(calls, chr(10))}</function_calls>",
-    "minicpm5": _minicpm,
+    "minicpm5": _Tagged(
+        '<function name="{name}">',
+        '<param name="{key}">{value}</param>',
+        "</function>",
+        value=_minicpm_value,
+        between_calls="\n",
+    ),
     "hunyuan": lambda calls: f"<tool_calls>{_list(calls)}</tool_calls>",
     "phi4_mini": lambda calls: f"functools{_list(calls)}",
     "lfm2": lambda calls: f"<|tool_call_start|>[{_py_calls(calls, ', ')}]<|tool_call_end|>",
-    "seed_oss": _seed,
+    "seed_oss": _Tagged(
+        "<seed:tool_call>\n<function={name}>\n",
+        "<parameter={key}>\n{value}\n</parameter>\n",
+        "</function>\n</seed:tool_call>",
+        between_calls="\n",
+    ),
     "functionary_v32": lambda calls: "".join(f">>>{n}\n{_j(a)}\n" for n, a in calls),
     "nemotron": lambda calls: f"<TOOLCALL>{_list(calls)}</TOOLCALL>",
     "mistral_v11_plain": lambda calls: "".join(f"[TOOL_CALLS]{n}{_j(a)}" for n, a in calls),
