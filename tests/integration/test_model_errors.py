@@ -40,20 +40,27 @@ def model_for() -> Iterator[Any]:
         model.close()
 
 
+def _refused_before_and_during(model: OpenAIModel) -> tuple[EndpointRejected, ModelAPIError]:
+    """What the pre-flight check raises, then what a chat request raises."""
+    with pytest.raises(EndpointRejected) as pre:
+        model.check_reachable()
+    with pytest.raises(ModelAPIError) as during:
+        model.complete(USER, [])
+    return pre.value, during.value
+
+
+def _everywhere(status: int, kind: str) -> dict[str, tuple[int, str]]:
+    return {"GET /v1/models": (status, kind), "POST /v1/chat/completions": (status, kind)}
+
+
 @pytest.mark.parametrize("status", [401, 403])
 def test_a_refused_key_says_check_api_key_before_and_during_a_run(model_for: Any, status: int) -> None:
-    with EchoErrorServer(
-        {"GET /v1/models": (status, "json"), "POST /v1/chat/completions": (status, "json")}
-    ) as server:
-        model = model_for(server)
-        with pytest.raises(EndpointRejected) as pre:
-            model.check_reachable()
-        with pytest.raises(ModelAPIError) as during:
-            model.complete(USER, [])
+    with EchoErrorServer(_everywhere(status, "json")) as server:
+        pre, during = _refused_before_and_during(model_for(server))
         assert server.hits.count("POST /v1/chat/completions") == 1  # no retry: waiting cannot fix a key
-    for message in (str(pre.value), str(during.value)):
+    for message in (str(pre), str(during)):
         assert f"HTTP {status}" in message and "check --api-key" in message
-    assert isinstance(pre.value, UserError) and during.value.status_code == status
+    assert isinstance(pre, UserError) and during.status_code == status
 
 
 def test_a_public_model_list_with_a_refused_chat_is_caught_by_the_chat_probe(model_for: Any) -> None:
@@ -93,15 +100,9 @@ def test_a_server_without_models_route_but_working_chat_is_let_through(model_for
 
 @pytest.mark.parametrize("status", [200, 404])
 def test_an_html_page_is_not_an_openai_compatible_api(model_for: Any, status: int) -> None:
-    with EchoErrorServer(
-        {"GET /v1/models": (status, "html"), "POST /v1/chat/completions": (status, "html")}
-    ) as server:
-        model = model_for(server)
-        with pytest.raises(EndpointRejected) as pre:
-            model.check_reachable()
-        with pytest.raises(ModelAPIError) as during:
-            model.complete(USER, [])
-    for message in (str(pre.value), str(during.value)):
+    with EchoErrorServer(_everywhere(status, "html")) as server:
+        pre, during = _refused_before_and_during(model_for(server))
+    for message in (str(pre), str(during)):
         assert "not an OpenAI-compatible API" in message and "<html" not in message
 
 
