@@ -191,8 +191,8 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
         # deadline schedule; never grossly late (a full GC mid-stream once cost hundreds of ms)
         assert all(-0.001 <= v <= 0.5 for v in values), (name, values)
         # within 10 ms for at least three requests in four: measured 1.6-6.4 ms over 11 requests
-        # on this machine at load 5; a single request can still lose a scheduling slice on a
-        # loaded 2-core CI machine, a wrong delay or a drifting schedule misses them all
+        # on this machine at load 5, and one request of 11 at 10.4 ms at load 8 (which failed the
+        # old every-request check); a wrong delay or a drifting schedule misses them all
         assert sum(v <= 0.010 for v in values) >= math.ceil(0.75 * len(values)), (name, values)
 
 

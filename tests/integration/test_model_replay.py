@@ -403,10 +403,11 @@ def test_429_waits_as_long_as_retry_after_says() -> None:
 def test_retry_after_is_capped() -> None:
     with Flaky(["429"]) as flaky:
         model = _fast_model(flaky.base_url, max_retry_after=0.0)
-        started = time.monotonic()
-        model.complete(USER, [])
+        got = model.complete(USER, [])
         model.close()
-    assert time.monotonic() - started < 0.15
+    # judged on the wait between the 429 and the retry (uncapped it is the Retry-After's 0.2 s,
+    # above), not on the whole call, whose connection set-up and stream a loaded machine stretches
+    assert got.retries == 1 and flaky.arrivals[1] - flaky.arrivals[0] < 0.15
 
 
 def test_other_4xx_raise_model_api_error_without_retry() -> None:
