@@ -347,15 +347,15 @@ def _reap_dead_runs(log: Log) -> None:
     """What SIGKILLed runs left behind goes at the next start; only theirs (owners are checked)."""
     from docker.errors import DockerException
 
-    from agentrun.sandbox.container import prune
+    from agentrun.sandbox.snapshots import prune_dead
 
     try:
-        removed = prune()
+        removed = prune_dead()
     except (AgentrunError, DockerException) as exc:  # cleanup must not stop a run
         log(f"could not look for containers of dead runs: {exc}")
         return
     if removed:
-        log(f"removed {removed} container(s) left by runs that died")
+        log(f"removed {removed} left by runs that died")
 
 
 def _make_observer(

@@ -1,4 +1,4 @@
-"""`agentrun sandbox build | prune`: sandbox images, and leftover containers."""
+"""`agentrun sandbox build | prune`: sandbox images, and what dead runs left (containers, snapshots)."""
 
 from __future__ import annotations
 
@@ -45,13 +45,11 @@ def build(
 
 
 def prune_containers() -> None:
-    """Remove the containers of runs that died (SIGKILL, OOM, reboot); live runs keep theirs."""
-    from agentrun.sandbox.docker import prune
+    """Remove the containers and snapshot images of runs that died (SIGKILL, OOM, reboot); live runs keep theirs."""
+    from agentrun.sandbox.snapshots import prune_dead
 
-    count = prune()
     console.print(
-        f"removed {count} container{'s' if count != 1 else ''} of dead agentrun runs"
-        " (containers of runs still in progress are left alone)"
+        f"removed {prune_dead()} of dead agentrun runs (what runs still in progress use is left alone)"
     )
 
 

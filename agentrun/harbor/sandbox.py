@@ -34,7 +34,7 @@ from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, T
 from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
-from agentrun.sandbox import owned
+from agentrun.sandbox import owned, snapshots
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
 from agentrun.sandbox.profiles import HARBOR
@@ -288,15 +288,19 @@ class HarborSandbox:
         ]
         return "\n".join(sorted(lines)) + ("\n" if lines else "")
 
-    def snapshot(self, run_id: str) -> str:
-        """Stop the container (every process in it dies) and commit it; return the image id."""
+    def snapshot(self, run_id: str, run_dir: Path) -> str:
+        """Stop the container (every process in it dies) and commit it; return the image id.
+
+        Labelled with this process and ``run_dir``: if the run dies before the verifier removes
+        it, ``sandbox prune`` or the next run's start does (``agentrun.sandbox.snapshots``)."""
         self._check_open()
         self._drop_channel()
         try:
             self.container.stop(timeout=2)
             self._final_diff = self.diff()
+            labels = snapshots.snapshot_labels(run_id, run_dir)
             image = self.container.commit(
-                repository="agentrun-snapshot", tag=_slug(run_id).lower(), conf={"Labels": {LABEL: "1"}}
+                repository=snapshots.REPOSITORY, tag=_slug(run_id).lower(), conf={"Labels": labels}
             )
         except (APIError, DockerException) as exc:
             raise SandboxError(f"could not snapshot {self.container.name}: {exc}") from exc

@@ -55,7 +55,7 @@ def verify(
     task: TaskSpec, sandbox: HarborSandbox, *, run_id: str, root: Path, network: bool | str
 ) -> VerifierOutcome:
     """Snapshot the agent's container, grade in a fresh one, remove both."""
-    snapshot = sandbox.snapshot(run_id)
+    snapshot = sandbox.snapshot(run_id, root.parent)  # root: <run dir>/verifier
     sandbox.close()
     env = task.config.environment
     user = str(task.config.verifier.user) if task.config.verifier.user is not None else sandbox.image_user

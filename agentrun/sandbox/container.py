@@ -117,11 +117,13 @@ def prune(client: docker.DockerClient | None = None, *, run_id: str | None = Non
     client = client or connect()
     filters = [f"{LABEL}=1"] + ([f"{LABEL}.run_id={run_id}"] if run_id else [])
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": filters}):
-        if run_id is None and not liveness.is_dead(container.labels):
+    # the plain listing: ``containers.list`` inspects each one after listing, and on a shared
+    # engine a container removed in between (another run ending) raised NotFound out of prune
+    for container in client.api.containers(all=True, filters={"label": filters}):
+        if run_id is None and not liveness.is_dead(container.get("Labels") or {}):
             continue
         with contextlib.suppress(NotFound):
-            container.remove(force=True, v=True)
+            client.api.remove_container(container["Id"], force=True, v=True)
             removed += 1
     return removed
 
