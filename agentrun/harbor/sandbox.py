@@ -189,7 +189,14 @@ class HarborSandbox:
                         call_id=call_id, name=name, output=f"no answer within {deadline:g}s", error="timeout"
                     )
                 except ChannelClosed as exc:
+                    seen = self._channel.oom_kills if self._channel else None
                     self._drop_channel()
+                    if self._oom_killed(seen):  # the call itself killed it: never sent again
+                        output = (
+                            "out of memory: the call went past the sandbox's memory limit and the kernel "
+                            f"killed the tool runtime ({exc}); the runtime is restarted for the next call"
+                        )
+                        return ToolResult(call_id=call_id, name=name, output=output, error="out_of_memory")
                     if attempt == 2:
                         return ToolResult(
                             call_id=call_id, name=name, output=f"tool runtime died: {exc}", error="runtime"
@@ -204,6 +211,15 @@ class HarborSandbox:
             truncated=bool(reply.get("truncated")),
             duration_s=float(reply.get("duration_s") or 0.0),
         )
+
+    def _oom_killed(self, seen: int | None) -> bool:
+        """Whether the container's OOM-kill count rose past ``seen`` (asked of a fresh runtime)."""
+        if seen is None:
+            return False
+        try:
+            return (self._open().oom_kills or 0) > seen
+        except (ChannelClosed, ChannelTimeout, APIError, DockerException):
+            return False
 
     def _open(self) -> Channel:
         if self._channel is None:

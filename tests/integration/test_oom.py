@@ -110,3 +110,31 @@ def test_the_run_goes_on_after_an_out_of_memory_call(sandbox: DockerSandbox, tmp
     tries = 1 + MAX_RETRIES
     assert (agent.stats.tool_calls, agent.stats.tool_failed) == (2 * tries + 1, 2 * tries)
     assert (sandbox.workspace / "after.txt").read_text() == "survived\n"
+
+
+def test_the_harbor_profile_reports_it_too(docker_client: Any, tmp_path: Path) -> None:
+    """Root in a writable container, as Harbor gives it: the same kernel kill, the same result."""
+    from agentrun.harbor.imagemap import parse_image_map
+    from agentrun.harbor.sandbox import HarborSandbox
+    from agentrun.sandbox.images import ensure_task_image
+    from agentrun.tasks import load_task
+
+    probes = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks"
+    task = load_task(str(probes / "solve-only"))
+    image = ensure_task_image(task, image_map=parse_image_map([], [probes / "image-map.txt"]))
+    with HarborSandbox.start(
+        image,
+        run_id="test-oom-harbor",
+        root=tmp_path,
+        user="root",
+        workdir="/app",
+        network=False,
+        cpus=1,
+        memory_mb=MEMORY_MB,
+        pids_limit=128,
+        client=docker_client,
+    ) as box:
+        for command in (GREEDY, RUNTIME_FIRST):
+            result = shell(box, command)  # type: ignore[arg-type]
+            assert result.error == "out_of_memory", result.output
+        assert shell(box, "echo back").output == "back\n[exit code: 0]"  # type: ignore[arg-type]
