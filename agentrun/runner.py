@@ -170,7 +170,7 @@ def _lock_run(run_dir: Path) -> RunLock:
 
 def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     """Bring the model endpoint up, open the telemetry run and, unless oracle, the model client."""
-    from agentrun.model import OpenAIModel
+    from agentrun.model import OpenAIModel, check_served
 
     config, result = run.config, run.result
     if config.agent == "model":
@@ -208,7 +208,7 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     model = stack.enter_context(
         OpenAIModel(endpoint.base_url, endpoint.model, api_key=config.api_key, timeout=config.request_timeout)
     )
-    _check_served(model, run.log, chat=config.base_url is not None)  # probe chat on the user's server
+    check_served(model, run.log, chat=config.base_url is not None)  # probe chat on the user's server
     run.log(started)  # only once the server answered: a refused endpoint is one line of output
     return model
 
@@ -384,17 +384,3 @@ def _write_atif(source: Path, target: Path, log: Log) -> None:
         target.write_text(json.dumps(to_atif(read_trajectory(source)), indent=2, ensure_ascii=False))
     except (OSError, ValueError, KeyError, StopIteration) as exc:
         log(f"could not write {target.name}: {exc}")
-
-
-def _check_served(model: Any, log: Log, *, chat: bool = False) -> None:
-    """Fail fast, before any container starts, when nothing listens or the key, URL or model is
-    refused (``chat``: with a one-token chat request too); warn about a model not listed."""
-    try:
-        served = model.check_reachable(timeout=10.0, chat=chat)
-    except ModelAPIError as exc:  # e.g. no GET /models on this server: the first request will tell
-        log(f"could not list the server's models ({exc}); going on")
-        return
-    if served and model.model not in served:
-        raise UserError(
-            f"model {model.model!r} is not served at {model.base_url}; it serves: {', '.join(served)}"
-        )

@@ -62,10 +62,21 @@ def new_load_id(mode: str) -> str:
     return f"load-{time.strftime('%Y%m%d-%H%M%S')}-{mode}-{secrets.token_hex(3)}"
 
 
+def _preflight(base_url: str, model: str, api_key: str) -> None:
+    """The checks a single run makes before its sandbox, made once before the load: a wrong
+    URL, key or model is one line and exit 2, not a load of failed requests. ``GET /models``
+    only: a chat probe would be one more request on the server the load measures."""
+    from agentrun.model import OpenAIModel, check_served
+
+    with OpenAIModel(base_url, model, api_key=api_key) as probe:
+        check_served(probe, lambda _note: None)
+
+
 @contextlib.contextmanager
 def _user_endpoint(target: Target) -> Iterator[Endpoint]:
     if target.base_url:
         model = target.model or "default"
+        _preflight(target.base_url, model, target.api_key)
         urls = (target.server_metrics or metrics_url(target.base_url),)
         yield Endpoint(target.base_url, model, model, urls)
         return

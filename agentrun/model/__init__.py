@@ -12,7 +12,15 @@ reached raises ``ServerUnreachable`` and a refused pre-flight check ``EndpointRe
 
 from agentrun.model._client import ModelClient, OpenAIModel, check_reachable
 from agentrun.model._failures import parse_retry_after
-from agentrun.model._preflight import list_models
+from agentrun.model._preflight import check_served, list_models
 from agentrun.model._stream import Assembly as _Assembly
 
-__all__ = ["ModelClient", "OpenAIModel", "_Assembly", "check_reachable", "list_models", "parse_retry_after"]
+__all__ = [
+    "ModelClient",
+    "OpenAIModel",
+    "_Assembly",
+    "check_reachable",
+    "check_served",
+    "list_models",
+    "parse_retry_after",
+]

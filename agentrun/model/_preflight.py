@@ -7,12 +7,13 @@ no such route, a one-token chat request tells whether chat itself is refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
 import openai
 
-from agentrun.errors import EndpointRejected, ModelAPIError, ServerUnreachable
+from agentrun.errors import EndpointRejected, ModelAPIError, ServerUnreachable, UserError
 from agentrun.model._failures import HINTS, NOT_OPENAI, is_html, refusal
 
 _REFUSED = frozenset(HINTS)  # 401, 403, 404: the user's input is wrong, no retry can help
@@ -80,4 +81,19 @@ def check_chat(client: openai.OpenAI, base_url: str, model: str, *, timeout: flo
     if is_html(response):
         raise EndpointRejected(
             f"model server at {base_url} answered a chat request with an HTML page: {NOT_OPENAI}"
+        )
+
+
+def check_served(model: Any, log: Callable[[str], None], *, chat: bool = False) -> None:
+    """Fail fast, before any container starts or any load begins, when nothing listens or the
+    key, URL or model is refused (``chat``: with a one-token chat request too); a model the
+    server does not list is a ``UserError`` naming the ones it does."""
+    try:
+        served = model.check_reachable(timeout=10.0, chat=chat)
+    except ModelAPIError as exc:  # e.g. no GET /models on this server: the first request will tell
+        log(f"could not list the server's models ({exc}); going on")
+        return
+    if served and model.model not in served:
+        raise UserError(
+            f"model {model.model!r} is not served at {model.base_url}; it serves: {', '.join(served)}"
         )

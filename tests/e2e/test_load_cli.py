@@ -83,3 +83,21 @@ def test_interrupted_replay_writes_what_finished(tmp_path: Path, sig: int) -> No
         assert len(mine) == session["requests"]
         assert [r["index"] for r in mine] == list(range(len(mine)))  # in order, none lost
     assert all(s["requests"] < 11 for s in stopped)  # cut short, not waited for
+
+
+def test_a_wrong_server_or_model_is_one_line_before_the_load(tmp_path: Path) -> None:
+    """The single run's pre-flight, once for the load: nothing listening, or a model the server
+    does not serve, is exit 2 with what to check, and no results folder."""
+    from agentrun.replay import ReplayServer, Script
+
+    dead = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    _one_line_error(
+        run_cli("load", "--replay", "todo-cli", *dead, "--results", str(tmp_path)), "cannot reach"
+    )
+    with ReplayServer(Script(model_name="served-one"), ttft=0, token_delay=0) as server:
+        wrong = ["--base-url", server.base_url, "--model", "nope"]
+        proc = run_cli("load", "--replay", "todo-cli", *wrong, "--results", str(tmp_path))
+        _one_line_error(proc, "'nope' is not served", "served-one")
+        proc = run_cli("load", "todo-cli", *wrong, "--results", str(tmp_path))  # live: before any sandbox
+        _one_line_error(proc, "'nope' is not served")
+    assert not list(tmp_path.iterdir())

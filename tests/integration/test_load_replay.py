@@ -29,6 +29,14 @@ class _Capture(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    def do_GET(self) -> None:  # GET /models: the load's pre-flight check
+        text = json.dumps({"object": "list", "data": [{"id": "served-model", "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         self.server.bodies.append(raw)  # type: ignore[attr-defined]
