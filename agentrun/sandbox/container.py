@@ -34,6 +34,7 @@ LABEL = "agentrun"
 # Runs the container's `sleep infinity` under tini: a uid the agent is not, so the agent
 # (and the runtime's `kill(-1)` after each call) can never stop the container's main process.
 KEEPER_USER = "65534:65534"
+TMP_MAX_MB = 1024  # the agent's /tmp (a tmpfs), and at most half the memory limit (``tmp_tmpfs``)
 MAX_READ_BYTES = 64 * 1024 * 1024  # a JUnit report or reward file larger than this is not a report
 NOT_RUNNING = (
     "Docker is not running: start it (e.g. `dockerd` or `systemctl start docker`) or set DOCKER_HOST"
@@ -142,6 +143,14 @@ def locked_down(*, network: bool, cpus: float, memory_mb: int, pids_limit: int) 
         "memswap_limit": f"{memory_mb}m",
         "nano_cpus": int(cpus * 1e9),
     }
+
+
+def tmp_tmpfs(limits: dict[str, Any]) -> str:
+    """The agent's /tmp: a tmpfs of at most half the memory limit (1 GB at most). A tmpfs's pages
+    are charged to the container's memory and killing processes does not free them: a /tmp
+    filled past the limit left every restart of the tool runtime OOM-killed, the run lost."""
+    memory_mb = int(str(limits.get("mem_limit", f"{2 * TMP_MAX_MB}m")).removesuffix("m"))
+    return tmpfs_options(f"{max(16, min(TMP_MAX_MB, memory_mb // 2))}m")
 
 
 def tmpfs_options(size: str, *, uid: int | None = None) -> str:

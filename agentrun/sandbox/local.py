@@ -46,7 +46,7 @@ def run_container(
         working_dir="/workspace",
         environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
         labels=labels,
-        tmpfs={"/tmp": ct.tmpfs_options("1g")},
+        tmpfs={"/tmp": ct.tmp_tmpfs(limits)},
         volumes={
             str(ws): {"bind": "/workspace", "mode": "rw"},
             str(root / "logs"): {"bind": "/logs", "mode": "rw"},

@@ -66,7 +66,7 @@ def run_container(
         working_dir="/workspace",
         environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
         labels=labels,
-        tmpfs={"/tmp": ct.tmpfs_options("1g")},
+        tmpfs={"/tmp": ct.tmp_tmpfs(limits)},
         # /workspace and /logs take the image's folder as their start (the sandbox base makes them
         # uid 1000's: the archive API cannot chown a volume's root); /tests and the tools start empty
         mounts=[Mount(path, None, type="volume", no_copy=path in ROOT_OWNED) for path in VOLUMES],

@@ -138,3 +138,13 @@ def test_the_harbor_profile_reports_it_too(docker_client: Any, tmp_path: Path) -
             result = shell(box, command)  # type: ignore[arg-type]
             assert result.error == "out_of_memory", result.output
         assert shell(box, "echo back").output == "back\n[exit code: 0]"  # type: ignore[arg-type]
+
+
+def test_a_tmp_filled_past_the_limit_is_a_full_disk_not_a_lost_sandbox(sandbox: DockerSandbox) -> None:
+    """/tmp is a tmpfs, charged to the container's memory and never freed by a kill: it is held
+    to half the limit, so filling it is "No space left" and the runtime still has room to run."""
+    result = shell(sandbox, "head -c 300M /dev/zero > /tmp/fill; du -m /tmp/fill")
+    assert "No space left on device" in result.output, result.output
+    assert int(result.output.splitlines()[-2].split()[0]) <= MEMORY_MB // 2
+    assert shell(sandbox, RUNTIME_FIRST).error == "out_of_memory"  # and the OOM path holds with it full
+    assert shell(sandbox, "rm /tmp/fill && echo back").output == "back\n[exit code: 0]"
