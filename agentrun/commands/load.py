@@ -74,7 +74,10 @@ Items = Annotated[
     typer.Argument(help="tasks (live); with --replay: recordings; or: compare A B", show_default=False),
 ]
 Replay = Annotated[bool, typer.Option("--replay", help="replay recorded runs instead of running agents")]
-BaseUrl = Annotated[str | None, typer.Option(help="server base URL; default: the embedded replay model")]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(help="server base URL; default: the embedded replay model", callback=_params.http_url),
+]
 Model = Annotated[str | None, typer.Option(help="served model name; 'local' starts the local CPU model")]
 ApiKey = Annotated[str | None, typer.Option(envvar="AGENTRUN_API_KEY", help="API key")]
 Sessions = Annotated[
@@ -91,10 +94,17 @@ KvBudget = Annotated[int | None, typer.Option(help="live: admission gate budget 
 AgentMode = Annotated[str, typer.Option(help="live: direct | corrected")]
 Slo = Annotated[str | None, typer.Option(help="goodput SLOs, e.g. ttft=2,tpot=0.05,e2e=60")]
 SampleInterval = Annotated[float, typer.Option(help="seconds between /metrics samples (0: none)")]
-ServerMetrics = Annotated[str | None, typer.Option(help="the server's /metrics URL if not BASE/metrics")]
+ServerMetrics = Annotated[
+    str | None, typer.Option(help="the server's /metrics URL if not BASE/metrics", callback=_params.http_url)
+]
 Results = Annotated[Path, typer.Option(help="results folder", callback=_params.results_dir)]
-ReplayTtft = Annotated[float, typer.Option(help="embedded replay model: TTFT (s)")]
-ReplayTokenDelay = Annotated[float, typer.Option(help="embedded replay model: delay per token (s)")]
+ReplayTtft = Annotated[
+    float, typer.Option(min=0.0, callback=_params.finite_delay, help="embedded replay model: TTFT (s)")
+]
+ReplayTokenDelay = Annotated[
+    float,
+    typer.Option(min=0.0, callback=_params.finite_delay, help="embedded replay model: delay per token (s)"),
+]
 Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per session")]
 OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint")]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]

@@ -261,6 +261,27 @@ CASES = [
     c("load-unknown-task", "load no-such-task --results {results}", "unknown task"),
     c("load-results-is-a-file", "load todo-cli --results {file}", "is a file"),
     c("load-replay-missing", "load --replay {tmp}/nothing --results {results}", "no recording"),
+    c(
+        "load-base-url",
+        "load --replay todo-cli --base-url notaurl --model m --results {results}",
+        "http(s) URL",
+    ),
+    c(
+        "load-server-metrics",
+        "load todo-cli --server-metrics ftp://x --results {results}",
+        "--server-metrics",
+    ),
+    c("load-replay-ttft-inf", "load --replay todo-cli --replay-ttft inf --results {results}", "finite"),
+    c(
+        "load-token-delay-neg",
+        "load todo-cli --replay-token-delay -1 --results {results}",
+        "--replay-token-delay",
+    ),
+    c(
+        "load-dead-server",
+        "load --replay todo-cli --base-url http://127.0.0.1:9/v1 --model m --results {results}",
+        "cannot reach",
+    ),
     # -- sandbox
     c("sandbox-build-unknown-task", "sandbox build no-such-task", "unknown task"),
     c("sandbox-prune-extra", "sandbox prune now", "unexpected extra argument"),
