@@ -27,17 +27,23 @@ def _ts(step: dict[str, Any]) -> float | None:
         return None
 
 
+def _arguments(call: dict[str, Any], raw: dict[str, Any]) -> str:
+    """What the model wrote: agentrun's ATIF keeps text that is not an object (broken JSON, a
+    cut-off call) in ``extra.raw_arguments``, as ATIF v1.4 allows only an object there."""
+    if isinstance(raw.get(call.get("tool_call_id")), str):
+        return str(raw[call.get("tool_call_id")])
+    if isinstance(call.get("arguments"), str):
+        return str(call["arguments"])
+    return json.dumps(call.get("arguments") or {}, ensure_ascii=False)
+
+
 def _assistant(step: dict[str, Any]) -> dict[str, Any]:
+    raw = (step.get("extra") or {}).get("raw_arguments") or {}
     calls = [
         {
             "id": c.get("tool_call_id"),
             "type": "function",
-            "function": {
-                "name": c.get("function_name"),
-                "arguments": c["arguments"]
-                if isinstance(c.get("arguments"), str)
-                else json.dumps(c.get("arguments") or {}, ensure_ascii=False),
-            },
+            "function": {"name": c.get("function_name"), "arguments": _arguments(c, raw)},
         }
         for c in step.get("tool_calls") or ()
     ]

@@ -101,3 +101,20 @@ def test_unreadable_or_empty_recordings_are_user_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(UserError, match="no model request"):
         load_workload([str(empty)])
+
+
+def test_an_atif_call_that_is_not_an_object_is_replayed_as_the_model_wrote_it(tmp_path: Path) -> None:
+    """agentrun's ATIF shows such a call as ``{}`` (v1.4 allows only an object) and keeps the text
+    in the step's ``extra.raw_arguments``: the replayed reply is the text, not ``{}``."""
+    document = json.loads((FIXTURES / "todo-cli.trajectory.atif.json").read_text())
+    step = next(s for s in document["steps"] if s.get("tool_calls"))
+    call = step["tool_calls"][0]
+    broken = '{"path": "todo.py", "content": "print(1)'  # cut off mid-string
+    call["arguments"] = {}
+    step.setdefault("extra", {})["raw_arguments"] = {call["tool_call_id"]: broken}
+    path = tmp_path / "broken.atif.json"
+    path.write_text(json.dumps(document))
+    session = load_workload([str(path)]).sessions[0]
+    replies = [r.reply for r in session.requests if r.reply]
+    written = [c["arguments"] for r in replies for c in r["tool_calls"] if c["id"] == call["tool_call_id"]]
+    assert written == [broken]
