@@ -30,8 +30,9 @@ def _ts(step: dict[str, Any]) -> float | None:
 def _arguments(call: dict[str, Any], raw: dict[str, Any]) -> str:
     """What the model wrote: agentrun's ATIF keeps text that is not an object (broken JSON, a
     cut-off call) in ``extra.raw_arguments``, as ATIF v1.4 allows only an object there."""
-    if isinstance(raw.get(call.get("tool_call_id")), str):
-        return str(raw[call.get("tool_call_id")])
+    text = raw.get(str(call.get("tool_call_id")))
+    if isinstance(text, str):
+        return text
     if isinstance(call.get("arguments"), str):
         return str(call["arguments"])
     return json.dumps(call.get("arguments") or {}, ensure_ascii=False)
