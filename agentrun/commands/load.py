@@ -163,7 +163,11 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
         )
     Console().print(summary(document))
     Console().print(f"load.json: {path}")
-    if not o["no_report"]:
+    _report(path, o["no_report"])
+
+
+def _report(path: Path, skip: bool) -> None:
+    if not skip:
         from agentrun.report import report_at_end
 
         report_at_end(path.parent, typer.echo)
@@ -215,6 +219,8 @@ def register(app: typer.Typer) -> None:
             from agentrun.load.report import summary
 
             Console().print(summary(stopped.document))
+            if stopped.path is not None:
+                _report(stopped.path, no_report)
             console.print(f"[yellow]interrupted: load.json has what finished: {stopped.path}[/yellow]")
             sys.exit(130)
         except KeyboardInterrupt:

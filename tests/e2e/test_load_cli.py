@@ -56,7 +56,7 @@ def test_interrupted_replay_writes_what_finished(tmp_path: Path, sig: int) -> No
     """Ctrl-C mid-load: exit 130, no traceback, and load.json from every request that finished."""
     args = ["load", "--replay", "todo-cli", "--concurrency", "4", "--sessions", "8"]
     proc = subprocess.Popen(
-        agentrun_cmd(*args, "--replay-token-delay", "0.01", "--results", str(tmp_path), "--no-report"),
+        agentrun_cmd(*args, "--replay-token-delay", "0.01", "--results", str(tmp_path)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -73,7 +73,7 @@ def test_interrupted_replay_writes_what_finished(tmp_path: Path, sig: int) -> No
     assert "Traceback" not in out + err and "load.json has what finished" in " ".join(err.split())
     (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
     document = json.loads((folder / "load.json").read_text())
-    assert document["interrupted"] is True
+    assert document["interrupted"] is True and (folder / "report.html").is_file()
     requests = read_jsonl(folder / "requests.jsonl")
     assert requests and document["aggregates"]["requests"]["total"] == len(requests)
     stopped = [s for s in document["sessions"] if s["stop_reason"] == "interrupted"]
