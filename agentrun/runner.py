@@ -347,7 +347,7 @@ def _reap_dead_runs(log: Log) -> None:
     """What SIGKILLed runs left behind goes at the next start; only theirs (owners are checked)."""
     from docker.errors import DockerException
 
-    from agentrun.sandbox.snapshots import prune_dead
+    from agentrun.sandbox.reaper import prune_dead
 
     try:
         removed = prune_dead()

@@ -1,4 +1,4 @@
-"""`agentrun sandbox build | prune`: sandbox images, and what dead runs left (containers, snapshots)."""
+"""`agentrun sandbox build | prune`: sandbox images, and what dead runs left (containers, snapshots, networks)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def build(
 
 
 def prune_containers() -> None:
-    """Remove the containers and snapshot images of runs that died (SIGKILL, OOM, reboot); live runs keep theirs."""
-    from agentrun.sandbox.snapshots import prune_dead
+    """Remove the containers, snapshot images and networks of runs that died (SIGKILL, OOM, reboot); live runs keep theirs."""
+    from agentrun.sandbox.reaper import prune_dead
 
     console.print(
         f"removed {prune_dead()} of dead agentrun runs (what runs still in progress use is left alone)"

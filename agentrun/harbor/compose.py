@@ -140,7 +140,8 @@ def _overlay(
         build = service.get("build")
         if isinstance(build, dict) and build.get("context"):
             built[name]["image"] = _build_service(task, name, build, image_map, on_log)
-    return {"services": built, "networks": {"default": {"internal": not network}}}
+    # the project network too: a SIGKILLed run never reaches `compose down` (``sandbox.reaper``)
+    return {"services": built, "networks": {"default": {"internal": not network, "labels": labels}}}
 
 
 def _build_service(

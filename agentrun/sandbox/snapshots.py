@@ -1,5 +1,5 @@
-"""Snapshot images, and removing the ones runs that died left behind (``sandbox prune`` and the
-start of every run).
+"""Snapshot images, and removing the ones runs that died left behind (``reaper.prune_dead``:
+``sandbox prune`` and the start of every run).
 
 A snapshot is a ``docker commit`` of a run's container: the harbor profile's verifier grades in
 a fresh container made from it (``HarborSandbox.snapshot``, then ``harbor.verifier.verify``
@@ -24,16 +24,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 from docker.errors import APIError, NotFound
 
 from agentrun import liveness
-from agentrun.sandbox.container import LABEL, connect, prune
+from agentrun.sandbox.container import LABEL
 
-__all__ = ["REPOSITORY", "Pruned", "prune_dead", "prune_snapshots", "snapshot_labels"]
+__all__ = ["REPOSITORY", "prune_snapshots", "snapshot_labels"]
 
 REPOSITORY = "agentrun-snapshot"
 SNAPSHOT_LABEL = f"{LABEL}.snapshot"
@@ -69,27 +68,3 @@ def prune_snapshots(client: docker.DockerClient) -> int:
             client.api.remove_image(image["Id"])
             removed += 1
     return removed
-
-
-@dataclass(frozen=True)
-class Pruned:
-    """What one cleanup removed."""
-
-    containers: int = 0
-    images: int = 0
-
-    def __str__(self) -> str:
-        def count(n: int, what: str) -> str:
-            return f"{n} {what}{'s' if n != 1 else ''}"
-
-        return f"{count(self.containers, 'container')} and {count(self.images, 'snapshot image')}"
-
-    def __bool__(self) -> bool:
-        return bool(self.containers or self.images)
-
-
-def prune_dead(client: docker.DockerClient | None = None) -> Pruned:
-    """The containers of dead runs, then their snapshots (a dead run's verifier container holds
-    its snapshot until it is gone)."""
-    client = client or connect()
-    return Pruned(containers=prune(client), images=prune_snapshots(client))

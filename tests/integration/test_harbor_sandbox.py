@@ -136,6 +136,7 @@ def test_compose_services_get_an_internal_network_of_their_own_and_are_torn_down
         from agentrun.liveness import owner_alive
 
         assert owner_alive(db.labels) is True  # owner labels: prune leaves a live run's service alone
+        assert owner_alive(network.attrs["Labels"]) is True  # and its network (a killed run's goes)
         assert db.image.tags[0].startswith("agentrun-svc-compose-db-db:")  # built here, FROM mapped
     assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={run_id}"})
     assert not docker_client.networks.list(names=[net])

@@ -1,6 +1,6 @@
-"""Snapshot images a killed run left behind are removed by ``sandbox prune`` (and the start of a
-run), with the real engine; a live run's snapshot, one a live run's folder still holds, and
-images that are not agentrun snapshots stay."""
+"""What a killed run left on the engine is removed by ``sandbox prune`` (and the start of a run),
+with the real engine: its snapshot images and its compose network, after its containers. A live
+run's, one a live run's folder still holds, and what is not agentrun's stay."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import pytest
 from docker.errors import ImageNotFound
 
 from agentrun.harbor.imagemap import parse_image_map
-from agentrun.liveness import OWNER_PID, RunLock
-from agentrun.sandbox.snapshots import SNAPSHOT_LABEL, prune_dead, snapshot_labels
+from agentrun.liveness import OWNER_PID, RunLock, owner_labels
+from agentrun.sandbox.reaper import prune_dead
+from agentrun.sandbox.snapshots import SNAPSHOT_LABEL, snapshot_labels
 from agentrun.tasks import load_task
 
 pytestmark = pytest.mark.docker
@@ -42,6 +43,26 @@ RUN_TO_SNAPSHOT = textwrap.dedent(
     )
     print(box.snapshot(run_dir.name, run_dir), flush=True)
     time.sleep(600)
+    """
+)
+
+
+# A run as far as its compose services: the db service and the project network are up, then
+# it waits (the test SIGKILLs it: `compose down` never runs).
+RUN_TO_SERVICES = textwrap.dedent(
+    """
+    import sys, time
+    from agentrun.harbor.compose import compose_services
+    from agentrun.harbor.imagemap import parse_image_map
+    from agentrun.sandbox.images import ensure_task_image
+    from agentrun.tasks import load_task
+    task, image_map = load_task(sys.argv[1]), parse_image_map([], [sys.argv[2]])
+    image = ensure_task_image(task, image_map=image_map)
+    with compose_services(
+        task, image, run_id=sys.argv[3], network=False, image_map=image_map, on_log=lambda _l: None
+    ) as net:
+        print(net, flush=True)
+        time.sleep(600)
     """
 )
 
@@ -130,3 +151,44 @@ def test_prune_removes_a_killed_runs_snapshot_and_keeps_what_is_in_use(
     assert not killed_containers  # the killed run's container went first
 
     assert prune_dead(docker_client).images >= 1 and not _exists(docker_client, held)  # lock gone: it goes
+
+
+def test_prune_removes_a_killed_runs_compose_network(docker_client: Any, tmp_path: Path) -> None:
+    run_id = f"prune-compose-{tmp_path.name}"[-40:]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            RUN_TO_SERVICES,
+            str(PROBES / "compose-db"),
+            str(PROBES / "image-map.txt"),
+            run_id,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        net = proc.stdout.readline().strip()
+        assert net, proc.communicate(timeout=60)[1][-3000:]
+    finally:
+        proc.kill()
+        proc.wait()
+    live = docker_client.networks.create(
+        f"agentrun-prune-live-{tmp_path.name}"[:60], labels={"agentrun": "1", **owner_labels()}
+    )
+    foreign = docker_client.networks.create(
+        f"not-agentrun-{tmp_path.name}"[:60], labels={**owner_labels(), OWNER_PID: str(proc.pid)}
+    )
+    try:
+        assert docker_client.networks.list(names=[net])  # SIGKILL: `compose down` never ran
+        pruned = prune_dead(docker_client)
+        assert pruned.containers >= 1 and pruned.networks >= 1, pruned
+        assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={run_id}"})
+        assert not docker_client.networks.list(names=[net])
+        assert docker_client.networks.list(names=[live.name])  # its owner (this test) runs
+        assert docker_client.networks.list(names=[foreign.name])  # no agentrun label: never looked at
+    finally:
+        live.remove()
+        foreign.remove()
