@@ -25,6 +25,7 @@ import io
 import shutil
 import tarfile
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,13 @@ class Ledger:
 
     def __init__(self) -> None:
         self.attempts: dict[str, list[str]] = {}
+        self.stopping = False  # the load's Ctrl-C: every session ends at its next step
+
+    def stop(self) -> None:
+        self.stopping = True
+
+    def should_stop(self) -> bool:
+        return self.stopping
 
     def started(self, run_id: str, node: str) -> int:
         self.attempts.setdefault(run_id, []).append(node)
@@ -87,7 +95,10 @@ class GateProxy:
 
 
 def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
-    """One session on whichever node Ray chose: (node id, the run folder as a tar)."""
+    """One session on whichever node Ray chose: (node id, the run folder as a tar).
+
+    The load's Ctrl-C reaches it through the ledger (``_watch_stop``): the run then ends at its
+    next step as a local session does, and its folder (``interrupted``) still comes back."""
     import ray
 
     from agentrun.runner import run_task
@@ -95,14 +106,34 @@ def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
     node = ray.get_runtime_context().get_node_id()
     config = RunConfig.model_validate_json(config_json)
     ray.get(ledger.started.remote(config.run_id or "", node))
+    stop, done = threading.Event(), threading.Event()
+    threading.Thread(target=_watch_stop, args=(ledger, stop, done), daemon=True).start()
     with tempfile.TemporaryDirectory(prefix="agentrun-ray-") as tmp:
         local = config.model_copy(update={"results_dir": Path(tmp)})
         proxy: Any = GateProxy(gate) if gate is not None else None  # hold() is all a session uses
-        result = run_task(local, gate=proxy)
+        try:
+            with interrupts.stop_scope(stop):
+                folder = run_task(local, gate=proxy).results_path
+        except KeyboardInterrupt:
+            folder = str(Path(tmp) / (local.run_id or ""))
+            if not stop.is_set() or not (Path(folder) / "result.json").is_file():
+                raise
+        finally:
+            done.set()
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-            tar.add(result.results_path, arcname=".")
+            tar.add(folder, arcname=".")
     return node, buffer.getvalue()
+
+
+def _watch_stop(ledger: Any, stop: threading.Event, done: threading.Event) -> None:
+    import ray
+
+    while not done.wait(0.5):
+        with contextlib.suppress(Exception):  # a driver gone mid-load: the session runs on
+            if ray.get(ledger.should_stop.remote(), timeout=5):
+                stop.set()
+                return
 
 
 class RaySessions:
@@ -148,9 +179,8 @@ class RaySessions:
 
         ref = self.task.remote(config.model_dump_json(), self.gate, self.ledger)
         while not ray.wait([ref], timeout=0.25)[0]:
-            if interrupts.stop_requested():  # the load's Ctrl-C: the session's run_task meets it there
-                ray.cancel(ref)
-                raise KeyboardInterrupt
+            if interrupts.stop_requested():  # the load's Ctrl-C: sessions read it from the ledger
+                ray.get(self.ledger.stop.remote())
         node, folder = ray.get(ref)
         run_dir = (config.results_dir / (config.run_id or "run")).resolve()
         shutil.rmtree(run_dir, ignore_errors=True)

@@ -94,3 +94,51 @@ def test_live_load_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_
         assert (Path(s["run_dir"]) / "trajectory.jsonl").is_file()  # streamed back to the driver
     assert any(s["engines_lost"] for s in sessions)  # the killed node's sessions ran again, marked
     print(json.dumps([(s["session"], s["node"][:8], s["engines_lost"], s["wall_s"]) for s in sessions]))
+
+
+def test_ctrl_c_reaches_the_sessions_on_the_cluster(
+    todo_image: str, docker_client: Any, tmp_path: Path
+) -> None:
+    """Ctrl-C on `agentrun load --ray`: the two sessions running on a worker node end at their
+    next step (through the ledger actor), their folders still come back, no container is left."""
+    import signal
+    import subprocess
+
+    from agentrun_testsupport import agentrun_cmd
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3)
+    cluster.wait_for_nodes()
+    ids = {"s0000-todo-cli", "s0001-todo-cli"}
+
+    def running() -> list[dict[str, Any]]:
+        found = docker_client.api.containers(all=True, filters={"label": "agentrun=1"})
+        return [c for c in found if c["Labels"].get("agentrun.run_id") in ids]
+
+    args = ["load", "todo-cli", "--sessions", "4", "--concurrency", "2", "--ray", cluster.address]
+    cmd = agentrun_cmd(*args, "--replay-token-delay", "0.02", "--results", str(tmp_path), "--no-report")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while len(running()) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert len(running()) == 2, proc.poll()
+        time.sleep(2.0)  # both are in their first turns
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cluster.shutdown()
+    assert proc.returncode == 130, err[-3000:]
+    assert "Traceback" not in out + err
+    assert not running()
+    (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
+    document = json.loads((folder / "load.json").read_text())
+    assert document["interrupted"] is True
+    sessions = document["sessions"]
+    assert [s["session"] for s in sessions] == ["s0000", "s0001"]
+    for s in sessions:
+        assert s["stop_reason"] == "interrupted" and s["node"], s
+        result = json.loads((Path(s["run_dir"]) / "result.json").read_text())
+        assert result["stop_reason"] == "interrupted" and result["turns"] < 11
