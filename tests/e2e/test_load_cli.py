@@ -22,6 +22,9 @@ def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def
 
 def test_replay_a_shipped_recording_then_compare(tmp_path: Path) -> None:
     args = ["load", "--replay", "todo-cli", "--concurrency", "2", "--sessions", "3", "--time-scale", "0"]
+    # a tenth of load's default pacing (0.05 s ttft, 2 ms a token: 8 s of streams a session); the
+    # SLO is met either way and the compare is of a load with itself
+    args += ["--replay-ttft", "0.005", "--replay-token-delay", "0.0002"]
     proc = run_cli(*args, "--results", str(tmp_path), "--slo", "ttft=1,e2e=30", "--sample-interval", "0.2")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ttft (ms)" in proc.stdout and "load.json:" in proc.stdout
