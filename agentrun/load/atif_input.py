@@ -6,6 +6,15 @@ as every message before agent step *k*: the system and user steps, then each ear
 step as an assistant message with its tool calls, followed by one tool message per result.
 ATIF has no think time; the gap between two agent steps, less the later step's own
 recorded duration when ``metrics.extra.timings`` has it (agentrun's ATIF does), stands in.
+
+Trajectories other harnesses write (Harbor's converters for Terminus, Claude Code, Codex,
+OpenHands...) use more of the format, read as follows: a message or result given as
+content parts (v1.6) is its text parts joined, an image or audio part named in brackets
+(a text server cannot take the file); an agent step with ``llm_call_count: 0`` (a
+deterministic dispatch, v1.7) or ``is_copied_context`` (context carried over from another
+trajectory, v1.5) was no request of this trajectory: it is history only; a result with no
+``source_call_id`` (a system event) is a user message; the tools are the trajectory's own
+``agent.tool_definitions`` when it has them.
 """
 
 from __future__ import annotations
@@ -38,6 +47,23 @@ def _arguments(call: dict[str, Any], raw: dict[str, Any]) -> str:
     return json.dumps(call.get("arguments") or {}, ensure_ascii=False)
 
 
+def text(value: Any) -> str:
+    """A message or result as text: a string as it is, content parts (ATIF v1.6) joined."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return "" if value is None else str(value)
+    parts = []
+    for part in value:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            parts.append(str(part.get("text") or ""))
+        else:
+            parts.append(f"[{part.get('type')}: {(part.get('source') or {}).get('path', '')}]")
+    return "\n".join(parts)
+
+
 def _assistant(step: dict[str, Any]) -> dict[str, Any]:
     raw = (step.get("extra") or {}).get("raw_arguments") or {}
     calls = [
@@ -48,7 +74,7 @@ def _assistant(step: dict[str, Any]) -> dict[str, Any]:
         }
         for c in step.get("tool_calls") or ()
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": step.get("message") or None}
+    message: dict[str, Any] = {"role": "assistant", "content": text(step.get("message")) or None}
     if calls:
         message["tool_calls"] = calls
     return message
@@ -62,7 +88,7 @@ def _reply(step: dict[str, Any]) -> dict[str, Any]:
     ]
     return {
         "role": "assistant",
-        "content": step.get("message") or None,
+        "content": text(step.get("message")) or None,
         "reasoning": step.get("reasoning_content"),
         "tool_calls": calls,
     }
@@ -73,7 +99,10 @@ def _results(step: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for result in (step.get("observation") or {}).get("results") or ():
         call_id = result.get("source_call_id")
-        message = {"role": "tool", "content": str(result.get("content") or ""), "tool_call_id": call_id}
+        if call_id is None:  # a system event, not the answer to a call
+            out.append({"role": "user", "content": text(result.get("content"))})
+            continue
+        message = {"role": "tool", "content": text(result.get("content")), "tool_call_id": call_id}
         if names.get(call_id):
             message["name"] = names[call_id]
         out.append(message)
@@ -98,9 +127,12 @@ def session_from_atif(doc: dict[str, Any], *, name: str, tools: list[dict[str, A
     for step in doc.get("steps") or ():
         source = step.get("source")
         if source in ("system", "user"):
-            pending.append({"role": source, "content": step.get("message") or ""})
+            pending.append({"role": source, "content": text(step.get("message"))})
             continue
         if source != "agent":
+            continue
+        if step.get("llm_call_count") == 0 or step.get("is_copied_context"):
+            pending += [_assistant(step), *_results(step)]  # history, not a request of this run
             continue
         ts, timings = _ts(step), _timings(step)
         delay = 0.0

@@ -148,6 +148,15 @@ def _read_trajectory(path: Path) -> RecordedSession:
     return session
 
 
+def _openai_tools(tools: list[Any]) -> list[dict[str, Any]]:
+    """Tool definitions as a chat request declares them (a bare function schema gets its wrapper)."""
+    return [
+        t if t.get("type") == "function" and "function" in t else {"type": "function", "function": t}
+        for t in tools
+        if isinstance(t, dict)
+    ]
+
+
 def _read_workload_file(path: Path) -> list[RecordedSession]:
     try:
         raw = path.read_bytes()
@@ -159,7 +168,8 @@ def _read_workload_file(path: Path) -> list[RecordedSession]:
     if isinstance(data, dict) and str(data.get("schema_version", "")).startswith("ATIF"):
         from agentrun.load.atif_input import session_from_atif
 
-        return [session_from_atif(data, name=path.parent.name, tools=_default_tools())]
+        tools = (data.get("agent") or {}).get("tool_definitions") or _default_tools()
+        return [session_from_atif(data, name=path.parent.name, tools=_openai_tools(tools))]
     raise UserError(f"{path} is neither an agentrun workload ({FORMAT}) nor an ATIF trajectory")
 
 

@@ -118,3 +118,30 @@ def test_an_atif_call_that_is_not_an_object_is_replayed_as_the_model_wrote_it(tm
     replies = [r.reply for r in session.requests if r.reply]
     written = [c["arguments"] for r in replies for c in r["tool_calls"] if c["id"] == call["tool_call_id"]]
     assert written == [broken]
+
+
+def test_a_foreign_atif_is_replayed_as_its_harness_sent_it() -> None:
+    """A trajectory written with Harbor's own ATIF models (fixtures/load/make_foreign_atif.py):
+    content parts, a deterministic dispatch (llm_call_count 0), a system event among the
+    results and the harness's own tool definitions."""
+    session = load_workload([str(FIXTURES / "foreign-terminus.atif.json")]).sessions[0]
+    prepared = PreparedSession(session, "m")
+    assert len(prepared.requests) == 3  # steps 3, 5 and 6: the dispatch of step 4 was no request
+    bodies = [json.loads(r.body) for r in prepared.requests]
+    assert all(b["tools"][0]["function"]["name"] == "bash" for b in bodies)  # not agentrun's tools
+    first, second, third = (b["messages"] for b in bodies)
+    assert first == [
+        {"role": "system", "content": "You are a terminal agent."},
+        {"role": "user", "content": "Make hello.txt say hi.\n[image: screen.png]"},
+    ]
+    added = second[len(first) :]
+    assert [(m["role"], m.get("tool_call_id")) for m in added] == [
+        ("assistant", None),
+        ("tool", "c1"),
+        ("assistant", None),  # the dispatch: history only
+        ("tool", "c2"),
+    ]
+    assert added[1]["content"] == "README.md" and added[2]["tool_calls"][0]["id"] == "c2"
+    assert third[len(second) :][-1] == {"role": "user", "content": "[system] 1 minute left"}
+    for messages in (first, second, third):
+        assert all(isinstance(m.get("content") or "", str) for m in messages)
