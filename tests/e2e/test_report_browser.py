@@ -129,7 +129,10 @@ def test_load_page_of_a_real_replay_load(chromium: Any, tmp_path: Path, shots: P
     recording = Path(agentrun.__file__).parent / "load" / "workloads" / "todo-cli.workload.json.gz"
     proc = run_cli(
         "load", "--replay", str(recording), "--concurrency", "4", "--sessions", "5", "--warmup", "1",
-        "--time-scale", "0.05", "--results", str(tmp_path), timeout=600,
+        "--time-scale", "0.05", "--results", str(tmp_path),
+        # a tenth of load's default pacing (8 s of streams a session); sampled often enough to draw
+        "--replay-ttft", "0.005", "--replay-token-delay", "0.0002", "--sample-interval", "0.2",
+        timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     [folder] = tmp_path.glob("load-*")
