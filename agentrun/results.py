@@ -87,6 +87,9 @@ class RunResult(BaseModel):
     node: str | None = Field(default=None, description="the Ray node it ran on (--ray)")
     started_at: float = 0.0
     results_path: str = ""
+    steps: list[dict[str, Any]] = Field(
+        default_factory=list, description="a multi-step task's steps, in order"
+    )
     resumed_from_turn: int | None = Field(default=None, description="`agentrun resume`: turns 1..N were kept")
 
     @property

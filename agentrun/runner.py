@@ -94,7 +94,10 @@ def _run_once(
         with contextlib.ExitStack() as stack:
             model = _connect(run, stack)
             sandbox = _start_sandbox(run, stack)
-            if run.config.agent == "oracle":
+            if run.config.agent in ("oracle", "nop") and run.task.config.steps:  # Harbor multi-step
+                act = harbor_run.fixed_act(run.config.agent, run.task, sandbox, run.log)
+                harbor_run.multi_step(run.result, run.task, sandbox, run.run_dir, act=act, log=run.log)
+            elif run.config.agent == "oracle":
                 run.result.stop_reason = harbor_run.oracle(run.task, sandbox, run.log)
             elif run.config.agent == "nop":  # Harbor's no-op agent: the grade of an untouched environment
                 run.result.stop_reason = "nop"
@@ -258,6 +261,9 @@ def _run_agent(
     try:
         if run.resume:
             run.result.stop_reason = agent.resume(run.resume.messages, agent.stats)
+        elif run.task.config.steps:  # Harbor multi-step: a conversation per step, each graded
+            act = harbor_run.agent_act(agent, limits, lambda e: run.fail("model_error", str(e), e))
+            harbor_run.multi_step(run.result, run.task, sandbox, run.run_dir, act=act, log=run.log)
         else:
             run.result.stop_reason = agent.run(run.task.instruction)
     except ModelAPIError as exc:

@@ -16,10 +16,18 @@
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
-from typing import Any, Literal
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agentrun.errors import TaskError
 from agentrun.paths import task_dirs
@@ -31,15 +39,75 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class CollectSection(_Section):
+    """``[[verifier.collect]]``: a command run in a compose service before artifacts are collected."""
+
+    command: str
+    service: str = "main"
+    timeout_sec: float = 60.0
+    user: str | int | None = None
+
+
+class ArtifactSection(_Section):
+    """One ``artifacts`` entry: a container path copied into the run folder after the agent."""
+
+    source: str
+    destination: str | None = None
+    exclude: list[str] = Field(default_factory=list)
+    service: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _no_parent_source(cls, value: str) -> str:
+        if ".." in PurePosixPath(value).parts:
+            raise ValueError(f"artifact source must not contain '..': {value!r}")
+        return value
+
+    @field_validator("destination")
+    @classmethod
+    def _relative_destination(cls, value: str | None) -> str | None:
+        """As Harbor: relative, no '..', never the manifest; empty means none."""
+        if not value:
+            return None
+        path = PurePosixPath(value)
+        if "\\" in value or path.is_absolute() or ".." in path.parts or value.rstrip("/") == "manifest.json":
+            raise ValueError(f"artifact destination must be a relative path inside artifacts/: {value!r}")
+        return value
+
+
+def _as_entries(value: Any) -> Any:
+    """``"/path"`` is ``{ source = "/path" }``, as Harbor normalises it (and validates it)."""
+    return [{"source": v} if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
+
+
+Artifacts = Annotated[list[ArtifactSection], BeforeValidator(_as_entries)]
+
+
 class VerifierSection(_Section):
     timeout_sec: float = 600.0
     env: dict[str, str] = Field(default_factory=dict)
     user: str | int | None = None
+    collect: list[CollectSection] = Field(default_factory=list)
 
 
 class AgentSection(_Section):
     timeout_sec: float = 1800.0
     user: str | int | None = None
+
+
+class StepAgentSection(_Section):
+    timeout_sec: float | None = None  # None: the task's [agent] timeout_sec
+    user: str | int | None = None
+
+
+class StepSection(_Section):
+    """One ``[[steps]]`` entry of a multi-step task (Harbor 0.25's ``StepConfig``)."""
+
+    name: str = Field(pattern=r'^[^<>:"/\\|?*\x00-\x1f\x7f]*[^<>:"/\\|?*\x00-\x1f\x7f. ]$')
+    agent: StepAgentSection = Field(default_factory=StepAgentSection)
+    verifier: VerifierSection = Field(default_factory=VerifierSection)  # its timeout: 600 s unless set
+    min_reward: float | dict[str, float] | None = None
+    artifacts: Artifacts = Field(default_factory=list)
 
 
 class SolutionSection(_Section):
@@ -120,6 +188,9 @@ class TaskConfig(BaseModel):
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
     solution: SolutionSection = Field(default_factory=SolutionSection)
     agentrun: AgentrunSection = Field(default_factory=AgentrunSection)
+    steps: list[StepSection] | None = None
+    multi_step_reward_strategy: Literal["mean", "final"] | None = None
+    artifacts: Artifacts = Field(default_factory=list)
     has_agentrun_settings: bool = Field(default=False, exclude=True)
 
     @model_validator(mode="before")
@@ -133,6 +204,14 @@ class TaskConfig(BaseModel):
             raise ValueError("agentrun settings are in both [agentrun] and [metadata.agentrun]; keep one")
         found = nested if nested is not None else data.get("agentrun")
         return {**data, "agentrun": found or {}, "has_agentrun_settings": found is not None}
+
+    @field_validator("steps")
+    @classmethod
+    def _unique_step_names(cls, steps: list[StepSection] | None) -> list[StepSection] | None:
+        names = [step.name.casefold() for step in steps or []]
+        if len(set(names)) != len(names):
+            raise ValueError("step names must be unique")
+        return steps
 
     @property
     def profile(self) -> Literal["strict", "harbor"]:
@@ -159,6 +238,10 @@ class TaskSpec(BaseModel):
     @property
     def tests_dir(self) -> Path:
         return self.path / "tests"
+
+    def step_dir(self, name: str) -> Path:
+        """``steps/<name>/``: the step's instruction.md and its own solution/, tests/, workdir/."""
+        return self.path / "steps" / name
 
     @property
     def compose_file(self) -> Path | None:
@@ -199,9 +282,7 @@ def _load_folder(path: Path) -> TaskSpec:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise TaskError(f"{path / 'task.toml'}: field {field!r}: {first['msg']}") from None
-    for required in ("instruction.md", "tests/test.sh"):
-        if not (path / required).is_file():
-            raise TaskError(f"task {path.name!r} is missing {required}")
+    _check_files(path, config)
     definitions = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
     if not config.environment.docker_image and not any(
         (path / "environment" / d).is_file() for d in definitions
@@ -210,6 +291,23 @@ def _load_folder(path: Path) -> TaskSpec:
             f"task {path.name!r} is missing environment/Dockerfile "
             "(or environment/docker-compose.yaml, or [environment] docker_image)"
         )
-    return TaskSpec(
-        name=path.name, path=path, instruction=(path / "instruction.md").read_text(), config=config
-    )
+    # a multi-step task has no top-level instruction (Harbor reads each step's)
+    instruction = "" if config.steps else (path / "instruction.md").read_text()
+    return TaskSpec(name=path.name, path=path, instruction=instruction, config=config)
+
+
+def _check_files(path: Path, config: TaskConfig) -> None:
+    """instruction.md and tests/test.sh; in a multi-step task each step's instruction and a
+    test.sh for it (its own under steps/<name>/tests/, else the task's)."""
+    if not config.steps:
+        required = ["instruction.md", "tests/test.sh"]
+    else:
+        required = [f"steps/{step.name}/instruction.md" for step in config.steps]
+        required += [
+            f"steps/{step.name}/tests/test.sh"
+            for step in config.steps
+            if not (path / "tests/test.sh").is_file()
+        ]
+    for name in required:
+        if not (path / name).is_file():
+            raise TaskError(f"task {path.name!r} is missing {name}")

@@ -55,6 +55,11 @@ def _run(argv: list[str], what: str, timeout: float = 900) -> str:
     return proc.stdout
 
 
+def project_name(run_id: str) -> str:
+    """The run's Compose project (its service containers carry it as a label)."""
+    return "agentrun-" + (re.sub(r"[^a-z0-9_-]+", "-", run_id.lower()).strip("-")[:50] or "run")
+
+
 @contextlib.contextmanager
 def compose_services(
     task: TaskSpec, image: str, *, run_id: str, network: bool, image_map: Mapping[str, str], on_log: LogFn
@@ -63,7 +68,7 @@ def compose_services(
     if task.compose_file is None:
         yield None
         return
-    project = "agentrun-" + (re.sub(r"[^a-z0-9_-]+", "-", run_id.lower()).strip("-")[:50] or "run")
+    project = project_name(run_id)
     with tempfile.TemporaryDirectory(prefix="agentrun-compose-") as tmp:
         # Harbor's own base file gives main its build; ours gives it the image agentrun built
         main = Path(tmp) / "agentrun-main.json"  # JSON is YAML to Compose

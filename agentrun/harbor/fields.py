@@ -21,9 +21,9 @@ _FIELDS: dict[str, dict[str, str]] = {
         "metadata": HONOURED,
         "agentrun": HONOURED,
         "task": "package info ([task]) is not used: the task is named by its folder",
-        "steps": "multi-step tasks are not supported: only the top-level instruction and tests run",
-        "multi_step_reward_strategy": "multi-step tasks are not supported",
-        "artifacts": "artifact collection is not supported; the run folder keeps logs/ and the workspace",
+        "steps": HONOURED,  # each step's own fields are checked in _step_notes
+        "multi_step_reward_strategy": HONOURED,
+        "artifacts": HONOURED,
     },
     "agent": {
         "timeout_sec": HONOURED,
@@ -40,7 +40,7 @@ _FIELDS: dict[str, dict[str, str]] = {
         "allowed_hosts": "host allowlists are not enforced: the network stays off",
         "environment": "a separate verifier environment is not supported: the verifier runs in a "
         "fresh container made from the agent's",
-        "collect": "[[verifier.collect]] commands are not supported",
+        "collect": HONOURED,
     },
     "solution": {"env": HONOURED},
     "environment": {
@@ -67,9 +67,24 @@ _FIELDS: dict[str, dict[str, str]] = {
 }
 
 
+# a [[steps]] entry's fields (Harbor 0.25's StepConfig); agent and verifier as the task's
+_STEP_FIELDS: dict[str, str] = {
+    "name": HONOURED,
+    "agent": HONOURED,
+    "verifier": HONOURED,
+    "min_reward": HONOURED,
+    "artifacts": HONOURED,
+    "healthcheck": "step healthchecks are not run",
+}
+_STEP_AGENT: dict[str, str] = {
+    **_FIELDS["agent"],
+    "user": "a step's agent user is not supported: the task's applies",
+}
+
+
 def unsupported_fields(raw: Mapping[str, Any]) -> list[str]:
     """``"section.field: why"`` for every field set in ``raw`` that agentrun does not carry out."""
-    notes: list[str] = []
+    notes: list[str] = _step_notes(raw.get("steps"))
     for key, value in raw.items():
         table = _FIELDS.get(key)
         if isinstance(value, Mapping) and table is not None:
@@ -99,3 +114,18 @@ def _value_notes(section: str, value: Mapping[str, Any]) -> list[str]:
             "container made from the agent's"
         )
     return notes
+
+
+def _step_notes(steps: Any) -> list[str]:
+    """What ``[[steps]]`` entries set that agentrun does not carry out, once per field."""
+    notes: dict[str, None] = {}
+    for step in steps if isinstance(steps, list) else []:
+        for name, value in step.items() if isinstance(step, Mapping) else []:
+            table = {"agent": _STEP_AGENT, "verifier": _FIELDS["verifier"]}.get(name)
+            if table is not None and isinstance(value, Mapping):
+                for sub in value:
+                    notes[_note(f"steps.{name}.{sub}", table.get(sub))] = None
+                notes.update(dict.fromkeys(f"steps.{n}" for n in _value_notes(name, value)))
+            else:
+                notes[_note(f"steps.{name}", _STEP_FIELDS.get(name))] = None
+    return [n for n in notes if n]

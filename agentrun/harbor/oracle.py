@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agentrun.errors import SandboxError, TaskError
@@ -35,20 +36,30 @@ def env_prefix(env: dict[str, str]) -> str:
     return "".join(f"export {k}={shlex.quote(v)}; " for k, v in env.items())
 
 
-def run_oracle(task: TaskSpec, sandbox: Any, *, solution_dir: str, interpreter: str = "") -> OracleOutcome:
-    """Copy solution/ in and run solve.sh; the sandbox's own user and workdir apply.
+def run_oracle(
+    task: TaskSpec,
+    sandbox: Any,
+    *,
+    solution_dir: str,
+    interpreter: str = "",
+    source: Path | None = None,
+    timeout: float | None = None,
+) -> OracleOutcome:
+    """Copy solution/ (or ``source``: a step's) in and run solve.sh; the sandbox's own user and
+    workdir apply, within ``timeout`` (default: the task's agent timeout).
 
     ``interpreter`` (e.g. ``bash``) runs the script through it, for a /tmp mounted noexec."""
-    if not (task.solution_dir / "solve.sh").is_file():
-        raise TaskError(f"task {task.name!r} has no solution/solve.sh for the oracle")
-    sandbox.put_dir(task.solution_dir, solution_dir)
+    source = source or task.solution_dir
+    if not (source / "solve.sh").is_file():
+        raise TaskError(f"task {task.name!r} has no {source.relative_to(task.path)}/solve.sh for the oracle")
+    sandbox.put_dir(source, solution_dir)
     env = {**resolve_env(task.config.solution.env, dict(os.environ)), "DEBIAN_FRONTEND": "noninteractive"}
     script = shlex.quote(f"{solution_dir}/solve.sh")
     run = f"{interpreter} {script}".strip()
     result = sandbox.exec(
         f"mkdir -p /logs/agent; chmod +x {script} 2>/dev/null; {env_prefix(env)}"
         f"{run} > /logs/agent/oracle.txt 2>&1",
-        timeout=task.config.agent.timeout_sec,
+        timeout=timeout or task.config.agent.timeout_sec,
     )
     try:
         tail = sandbox.read_file("/logs/agent/oracle.txt").decode(errors="replace")[-2000:]

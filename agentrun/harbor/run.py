@@ -7,19 +7,25 @@ sandbox starts, for the oracle, for grading).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agentrun.errors import UserError
-from agentrun.harbor.compose import compose_services, main_image
+from agentrun.errors import ModelAPIError, UserError
+from agentrun.harbor.collect import collect
+from agentrun.harbor.compose import compose_services, main_image, project_name
 from agentrun.harbor.fields import unsupported_fields
 from agentrun.harbor.imagemap import planned_substitutions
 from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
 from agentrun.harbor.sandbox import HarborSandbox
-from agentrun.harbor.verifier import VerifierOutcome, verify
-from agentrun.tasks import TaskSpec
+from agentrun.harbor.steps import Act, combine, run_steps
+from agentrun.harbor.verifier import verify
+from agentrun.rewards import primary_reward
+from agentrun.tasks import StepSection, TaskSpec
+
+Log = Callable[[str], None]
 
 
 def task_image(
@@ -111,8 +117,12 @@ def oracle(task: TaskSpec, sandbox: Any, log: Callable[[str], None]) -> str:
     return "oracle"
 
 
-def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: Path) -> VerifierOutcome:
-    """Harbor's verifier into ``result``: rewards, the main reward, test counts, and its failure."""
+def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: Path) -> Any:
+    """Harbor's verifier into ``result``: rewards, the main reward, test counts, and its failure.
+    The artifacts are collected first. A multi-step task was graded step by step already."""
+    if task.config.steps:
+        return result.steps
+    collect(task, sandbox, run_dir / "artifacts", project=project_name(result.run_id), log=lambda _m: None)
     outcome = verify(task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=sandbox.network)
     result.hidden_tests = outcome.tests
     if outcome.rewards is not None:
@@ -123,3 +133,59 @@ def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: P
         result.stop_reason = outcome.stop_reason
         result.error = outcome.error
     return outcome
+
+
+def multi_step(result: Any, task: TaskSpec, sandbox: Any, run_dir: Path, *, act: Act, log: Log) -> None:
+    """Every step acted and graded in turn (``agentrun.harbor.steps``); the rewards combined."""
+    if not isinstance(sandbox, HarborSandbox):
+        raise UserError(f"task {task.name}: [[steps]] (a multi-step task) runs in the harbor profile only")
+    records = run_steps(
+        task, sandbox, act=act, run_id=result.run_id, run_dir=run_dir,
+        project=project_name(result.run_id), log=log,
+    )  # fmt: skip
+    result.steps = [r.model_dump() for r in records]
+    result.stop_reason = records[-1].stop_reason if records else result.stop_reason
+    rewards = combine(task, records)
+    if rewards is not None:
+        result.rewards, result.reward, result.verdict = rewards, primary_reward(rewards), "graded"
+    failed = [f"step {r.name}: {r.error}" for r in records if r.error]
+    if failed:
+        result.error = "; ".join(failed)
+
+
+def fixed_act(agent: str, task: TaskSpec, sandbox: Any, log: Log) -> Act:
+    """A step's oracle: ``steps/<name>/solution/solve.sh``, else the task's solve.sh (Harbor's);
+    or Harbor's no-op agent (``nop``), which leaves each step's environment as it is."""
+    if agent == "nop":
+        return lambda _step, _instruction, _timeout: "nop"
+
+    def act(step: StepSection, _instruction: str, timeout: float) -> str:
+        own = task.step_dir(step.name) / "solution"
+        source = own if own.is_dir() else task.solution_dir
+        outcome = run_oracle(task, sandbox, solution_dir=HARBOR_SOLUTION_DIR, source=source, timeout=timeout)
+        if outcome.timed_out:
+            log(f"oracle: step {step.name} solve.sh timed out after {timeout:g}s")
+        elif outcome.exit_code != 0:
+            log(f"oracle: step {step.name} solve.sh exited {outcome.exit_code}: {outcome.output_tail[-300:]}")
+        return "oracle"
+
+    return act
+
+
+def agent_act(agent: Any, limits: Any, on_model_error: Callable[[ModelAPIError], None]) -> Act:
+    """A step for the model: a new conversation with the step's instruction, as Harbor gives
+    each step; the turn limit is per step, the wall time the step's agent timeout."""
+
+    def act(_step: StepSection, instruction: str, timeout: float) -> str:
+        agent.limits = dataclasses.replace(
+            limits,
+            max_turns=agent.stats.turns + limits.max_turns,
+            max_wall_s=agent.stats.agent_wall_s + min(timeout, limits.max_wall_s),
+        )
+        try:
+            return str(agent.run(instruction))
+        except ModelAPIError as exc:
+            on_model_error(exc)
+            return "model_error"
+
+    return act

@@ -304,16 +304,19 @@ class HarborSandbox:
         ]
         return "\n".join(sorted(lines)) + ("\n" if lines else "")
 
-    def snapshot(self, run_id: str, run_dir: Path) -> str:
+    def snapshot(self, run_id: str, run_dir: Path, *, stop: bool = True) -> str:
         """Stop the container (every process in it dies) and commit it; return the image id.
+        ``stop=False`` (a multi-step task's earlier steps) commits it paused and lets it go on.
 
         Labelled with this process and ``run_dir``: if the run dies before the verifier removes
         it, ``sandbox prune`` or the next run's start does (``agentrun.sandbox.snapshots``)."""
         self._check_open()
-        self._drop_channel()
+        if stop:
+            self._drop_channel()
         try:
-            self.container.stop(timeout=2)
-            self._final_diff = self.diff()
+            if stop:
+                self.container.stop(timeout=2)
+                self._final_diff = self.diff()
             labels = snapshots.snapshot_labels(run_id, run_dir)
             image = self.container.commit(
                 repository=snapshots.REPOSITORY, tag=_slug(run_id).lower(), conf={"Labels": labels}

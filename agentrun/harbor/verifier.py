@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 from docker.errors import APIError, DockerException, NotFound
@@ -51,14 +53,43 @@ class VerifierOutcome(BaseModel):
         return "verifier_error" if self.error else None
 
 
+@dataclass(frozen=True)
+class VerifierPlan:
+    """What one verifier pass runs: these folders copied to /tests in order, then ``script``."""
+
+    tests: tuple[Path, ...]
+    script: str
+    env: dict[str, str]
+    timeout_sec: float
+    user: str | int | None
+
+
+def task_plan(task: TaskSpec) -> VerifierPlan:
+    """A single-step task's verifier: tests/ and its test.sh, [verifier] as written."""
+    verifier = task.config.verifier
+    return VerifierPlan(
+        (task.tests_dir,), "/tests/test.sh", verifier.env, verifier.timeout_sec, verifier.user
+    )
+
+
 def verify(
-    task: TaskSpec, sandbox: HarborSandbox, *, run_id: str, root: Path, network: bool | str
+    task: TaskSpec,
+    sandbox: HarborSandbox,
+    *,
+    run_id: str,
+    root: Path,
+    network: bool | str,
+    plan: VerifierPlan | None = None,
+    last: bool = True,
 ) -> VerifierOutcome:
-    """Snapshot the agent's container, grade in a fresh one, remove both."""
-    snapshot = sandbox.snapshot(run_id, root.parent)  # root: <run dir>/verifier
-    sandbox.close()
+    """Snapshot the agent's container, grade in a fresh one, remove both (``last=False``: the
+    agent's container is only paused for the snapshot and goes on to the next step)."""
+    plan = plan or task_plan(task)
+    snapshot = sandbox.snapshot(run_id, root.parent, stop=last)  # root: <run dir>/verifier
+    if last:
+        sandbox.close()
     env = task.config.environment
-    user = str(task.config.verifier.user) if task.config.verifier.user is not None else sandbox.image_user
+    user = str(plan.user) if plan.user is not None else sandbox.image_user
     try:
         with HarborSandbox.start(
             snapshot,
@@ -73,21 +104,23 @@ def verify(
             role="verifier",
             client=sandbox.client,
         ) as box:
-            return _run_tests(task, box)
+            return _run_tests(task, box, plan)
     finally:
         with contextlib.suppress(NotFound, APIError, DockerException):
             sandbox.client.images.remove(snapshot, force=True)
 
 
-def _run_tests(task: TaskSpec, box: HarborSandbox) -> VerifierOutcome:
+def _run_tests(task: TaskSpec, box: HarborSandbox, plan: VerifierPlan) -> VerifierOutcome:
     cleared = box.exec("rm -rf /tests && mkdir -p /tests /logs/verifier", timeout=60, user="root")
     if cleared.exit_code != 0:
         raise SandboxError(f"could not prepare /tests for the verifier: {cleared.output.strip()[:200]}")
-    box.put_dir(task.tests_dir, "/tests")
-    timeout = task.config.verifier.timeout_sec
-    env = resolve_env(task.config.verifier.env, dict(os.environ))
+    for folder in plan.tests:
+        box.put_dir(folder, "/tests")
+    timeout = plan.timeout_sec
+    env = resolve_env(plan.env, dict(os.environ))
+    script = shlex.quote(plan.script)
     result = box.exec(
-        f"chmod +x /tests/test.sh 2>/dev/null; {env_prefix(env)}/tests/test.sh > {STDOUT_PATH} 2>&1",
+        f"chmod +x {script} 2>/dev/null; {env_prefix(env)}{script} > {STDOUT_PATH} 2>&1",
         timeout=timeout,
     )
     tests, source = _tally(box, task)

@@ -76,6 +76,34 @@ def test_nop_agent_gets_zero(name: str, probe_runs: dict[tuple[str, str], Any]) 
     assert not result.passed
 
 
+def test_multi_step_runs_each_step_in_order_and_collects_its_artifacts(
+    probe_runs: dict[tuple[str, str], Any],
+) -> None:
+    """Harbor's MultiStepTrial: each step's solution then its own tests, the rewards by the mean
+    (a key a step lacks counts 0), the artifacts per step; nop stops after a step below min_reward."""
+    oracle = probe_runs[("multi-step", "oracle")]
+    record = load_result(Path(oracle.results_path))
+    assert [(s["name"], s["rewards"]) for s in record["steps"]] == [
+        ("write", {"reward": 1.0}),
+        ("extend", {"reward": 1.0, "setup": 1.0, "lines": 3.0}),  # its setup.sh ran before the agent
+    ]
+    steps = Path(oracle.results_path) / "steps"
+    assert (steps / "write" / "artifacts" / "app" / "notes.txt").read_text() == "alpha\nbeta\n"
+    assert (steps / "extend" / "artifacts" / "state-copy" / "count.txt").read_text() == "3\n"
+    assert (steps / "extend" / "artifacts" / "app" / "extra.txt").is_file()  # the step's own entry
+    assert not (steps / "write" / "artifacts" / "app" / "extra.txt").exists()
+    assert (steps / "write" / "artifacts" / "logs" / "artifacts" / "write.log").is_file()
+    assert (steps / "write" / "agent" / "oracle.txt").read_text() == "write: done\n"  # /logs/agent per step
+    assert (steps / "extend" / "agent" / "oracle.txt").read_text() == "extend: done\n"
+    nop = load_result(Path(probe_runs[("multi-step", "nop")].results_path))
+    assert [s["name"] for s in nop["steps"]] == ["write"] and nop["rewards"] == {"reward": 0.0}
+
+
+def test_a_single_step_run_collects_the_publish_folder(probe_runs: dict[tuple[str, str], Any]) -> None:
+    manifest = Path(probe_runs[("solve-only", "oracle")].results_path) / "artifacts" / "manifest.json"
+    assert [e["source"] for e in json.loads(manifest.read_text())] == ["/logs/artifacts"]
+
+
 def test_cli_exit_code_summary_and_record_follow_the_reward(tmp_path: Path) -> None:
     ok = run_cli(
         "task",

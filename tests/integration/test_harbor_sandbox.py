@@ -140,3 +140,91 @@ def test_compose_services_get_an_internal_network_of_their_own_and_are_torn_down
         assert db.image.tags[0].startswith("agentrun-svc-compose-db-db:")  # built here, FROM mapped
     assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={run_id}"})
     assert not docker_client.networks.list(names=[net])
+
+
+def test_collect_hooks_and_artifacts_from_main_and_a_service(docker_client: Any, tmp_path: Path) -> None:
+    """Harbor's collection: hooks in main and in a compose service, then every entry copied out
+    (the publish folder first, a destination honoured, excludes, a link out of the artifact
+    dropped, a missing source failed, an overlap skipped) with manifest.json."""
+    import json
+
+    from agentrun.harbor.collect import collect
+    from agentrun.harbor.compose import compose_services, project_name
+    from agentrun.sandbox.images import ensure_task_image
+    from agentrun.tasks import ArtifactSection, CollectSection
+
+    task = load_task(str(PROBES / "compose-db"))
+    verifier = task.config.verifier.model_copy(
+        update={
+            "collect": [
+                CollectSection(command="mkdir -p /app/out && echo main-hook > /app/out/hook.txt"),
+                CollectSection(command="echo db-hook > /tmp/db-state.txt", service="db"),
+                CollectSection(command="exit 4"),  # best effort: logged, the rest goes on
+            ]
+        }
+    )
+    artifacts = [
+        ArtifactSection(source="/app/out", destination="main-out", exclude=["*.tmp"]),
+        ArtifactSection(source="/tmp/db-state.txt", service="db"),
+        ArtifactSection(source="/app/missing.txt"),
+        ArtifactSection(source="/etc/hostname", destination="main-out/hostname"),
+    ]
+    config = task.config.model_copy(update={"verifier": verifier, "artifacts": artifacts})
+    task = task.model_copy(update={"config": config})
+    image_map = parse_image_map([], [PROBES / "image-map.txt"])
+    image = ensure_task_image(task, image_map=image_map)
+    run_id, logs = "harbor-collect-test", []
+    with (
+        compose_services(task, image, run_id=run_id, network=False, image_map=image_map, on_log=print) as net,
+        HarborSandbox.for_task(
+            task, image, run_id=run_id, root=tmp_path / "sandbox", network=net or False, client=docker_client
+        ) as box,
+    ):
+        box.exec(
+            "mkdir -p /app/out /logs/artifacts && echo keep > /app/out/a.txt && echo x > /app/out/b.tmp "
+            "&& ln -s /etc/shadow /app/out/escape && echo published > /logs/artifacts/note.txt"
+        )
+        manifest = collect(task, box, tmp_path / "artifacts", project=project_name(run_id), log=logs.append)
+    out = tmp_path / "artifacts"
+    status = {(e["source"], e["status"]) for e in manifest}
+    assert manifest[0]["source"] == "/logs/artifacts"
+    assert status == {
+        ("/logs/artifacts", "ok"),
+        ("/app/out", "ok"),
+        ("/app/missing.txt", "failed"),
+        ("/etc/hostname", "skipped"),  # main-out/hostname lies inside main-out, claimed first
+        ("/tmp/db-state.txt", "ok"),
+    }
+    assert (out / "logs" / "artifacts" / "note.txt").read_text() == "published\n"
+    assert sorted(p.name for p in (out / "main-out").iterdir()) == ["a.txt", "hook.txt"]
+    assert (out / "tmp" / "db-state.txt").read_text() == "db-hook\n"
+    assert json.loads((out / "manifest.json").read_text()) == manifest
+    assert any("exited 4" in line for line in logs), logs
+
+
+def test_an_earlier_steps_verifier_leaves_the_agent_container_running(
+    solve_only: Any, tmp_path: Path, docker_client: Any
+) -> None:
+    """A multi-step task's step before the last: graded in a fresh container from a snapshot
+    (what the agent left running does not reach it), the agent's own container goes on."""
+    task, image = solve_only
+    box = _start(task, image, tmp_path, docker_client, "harbor-step-verify-test")
+    try:
+        box.exec("nohup sh -c 'sleep 1000' >/dev/null 2>&1 & echo hi > /app/kept.txt")
+        first = verify(
+            task, box, run_id="harbor-step-verify-test", root=tmp_path / "v1", network=False, last=False
+        )
+        assert first.rewards is not None and first.rewards.main == 0.0
+        alive = box.exec(
+            "cat /app/kept.txt; for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+            " | grep -q '^sleep 1000' && echo running"
+        )
+        assert alive.output.split() == ["hi", "running"]
+        box.exec("echo 'Hello, world!' > /app/hello.txt")
+        second = verify(task, box, run_id="harbor-step-verify-test", root=tmp_path / "v2", network=False)
+    finally:
+        box.close()
+    assert second.rewards is not None and second.rewards.main == 1.0, second
+    assert not docker_client.containers.list(
+        all=True, filters={"label": "agentrun.run_id=harbor-step-verify-test"}
+    )

@@ -78,7 +78,7 @@ def test_every_field_is_honoured_or_named_once():
     raw = tomllib.loads(
         """
         version = "1.0"
-        steps = [{name = "one"}]
+        steps = [{name = "one", healthcheck = {command = "true"}, agent = {user = "x"}}]
         surprise = 1
         [task]
         name = "org/demo"
@@ -101,7 +101,8 @@ def test_every_field_is_honoured_or_named_once():
     named = sorted(n.split(":")[0] for n in notes)
     assert named == sorted(
         [
-            "steps",
+            "steps.healthcheck",
+            "steps.agent.user",
             "surprise",
             "task",
             "verifier.environment_mode",
