@@ -74,8 +74,11 @@ def test_live_load_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
+        # a tenth of load's default pacing (8 s of streams a session): the lost worker is
+        # caught by what the sessions do on it, which is mostly the sandbox and the grading
+        target = Target(replay_ttft=0.005, replay_token_delay=0.0002)
         folder, document = run_live_load(
-            ["todo-cli"], plan, Target(), measure, ray=RayOptions(address=cluster.address, memory_mb=512)
+            ["todo-cli"], plan, target, measure, ray=RayOptions(address=cluster.address, memory_mb=512)
         )
         holder.setdefault("runs", tmp_path)
     finally:
