@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,39 @@ def run_cli(
         timeout=timeout,
         env={**os.environ, **(env or {})},
     )
+
+
+@dataclass(frozen=True)
+class Signalled:
+    pid: int
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def signal_cli(
+    *args: str,
+    ready: Callable[[int], bool] = lambda _pid: True,
+    sig: int = signal.SIGINT,
+    settle: float = 2.0,
+    wait: float = 180,
+) -> Signalled:
+    """The CLI in a subprocess, sent ``sig`` ``settle`` seconds after ``ready(pid)`` first holds
+    (asserted to hold within ``wait`` s while it runs); its exit code and output after that."""
+    proc = subprocess.Popen(agentrun_cmd(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + wait
+        while not ready(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None and ready(proc.pid), (proc.poll(), "never ready")
+        time.sleep(settle)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=wait)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return Signalled(proc.pid, proc.returncode, out, err)
 
 
 def only_run(results: Path) -> Path:

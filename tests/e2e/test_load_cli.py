@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from agentrun_testsupport import agentrun_cmd, read_jsonl, run_cli
+from agentrun_testsupport import read_jsonl, run_cli, signal_cli
 
 
 def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -58,21 +56,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], needl
 def test_interrupted_replay_writes_what_finished(tmp_path: Path, sig: int) -> None:
     """Ctrl-C mid-load: exit 130, no traceback, and load.json from every request that finished."""
     args = ["load", "--replay", "todo-cli", "--concurrency", "4", "--sessions", "8"]
-    proc = subprocess.Popen(
-        agentrun_cmd(*args, "--replay-token-delay", "0.01", "--results", str(tmp_path)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        time.sleep(6.0)  # start-up, then a few requests of the first sessions (recorded think time)
-        assert proc.poll() is None, proc.communicate()
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err[-2000:]
+    # 6 s: start-up, then a few requests of the first sessions (recorded think time)
+    done = signal_cli(*args, "--replay-token-delay", "0.01", "--results", str(tmp_path), sig=sig, settle=6.0)
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 130, err[-2000:]
     assert "Traceback" not in out + err and "load.json has what finished" in " ".join(err.split())
     (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
     document = json.loads((folder / "load.json").read_text())

@@ -4,14 +4,11 @@ graded, with an admission gate, their records read back from each run's trajecto
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrun_testsupport import agentrun_cmd, read_jsonl, run_cli
+from agentrun_testsupport import read_jsonl, run_cli, signal_cli
 
 pytestmark = pytest.mark.docker
 
@@ -62,26 +59,17 @@ def test_ctrl_c_stops_running_sessions_and_keeps_them(
     """Ctrl-C mid-load: the two running sessions end at their next step (not at their end),
     the four waiting never start, no container is left, load.json holds the two."""
     args = ["load", "todo-cli", "--sessions", "6", "--concurrency", "2", "--replay-token-delay", "0.02"]
-    proc = subprocess.Popen(
-        agentrun_cmd(*args, "--results", str(tmp_path), "--no-report"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    # sent 2 s after both sessions have their containers: they are in their first turns
+    done = signal_cli(
+        *args,
+        "--results",
+        str(tmp_path),
+        "--no-report",
+        ready=lambda pid: len(_mine(docker_client, pid)) == 2,
     )
-    try:
-        deadline = time.monotonic() + 120
-        while len(_mine(docker_client, proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert len(_mine(docker_client, proc.pid)) == 2, proc.poll()
-        time.sleep(2.0)  # both sessions are in their first turns
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err[-2000:]
-    assert "Traceback" not in out + err
-    assert not _mine(docker_client, proc.pid)
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not _mine(docker_client, done.pid)
     (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
     document = json.loads((folder / "load.json").read_text())
     assert document["interrupted"] is True

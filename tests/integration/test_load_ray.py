@@ -104,10 +104,7 @@ def test_ctrl_c_reaches_the_sessions_on_the_cluster(
 ) -> None:
     """Ctrl-C on `agentrun load --ray`: the two sessions running on a worker node end at their
     next step (through the ledger actor), their folders still come back, no container is left."""
-    import signal
-    import subprocess
-
-    from agentrun_testsupport import agentrun_cmd
+    from agentrun_testsupport import signal_cli
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3)
@@ -119,22 +116,15 @@ def test_ctrl_c_reaches_the_sessions_on_the_cluster(
         return [c for c in found if c["Labels"].get("agentrun.run_id") in ids]
 
     args = ["load", "todo-cli", "--sessions", "4", "--concurrency", "2", "--ray", cluster.address]
-    cmd = agentrun_cmd(*args, "--replay-token-delay", "0.02", "--results", str(tmp_path), "--no-report")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 180
-        while len(running()) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        assert len(running()) == 2, proc.poll()
-        time.sleep(2.0)  # both are in their first turns
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
+    try:  # sent 2 s after both sessions have their containers: they are in their first turns
+        done = signal_cli(
+            *args, "--replay-token-delay", "0.02", "--results", str(tmp_path), "--no-report",
+            ready=lambda _pid: len(running()) == 2,
+        )  # fmt: skip
     finally:
-        if proc.poll() is None:
-            proc.kill()
         cluster.shutdown()
-    assert proc.returncode == 130, err[-3000:]
-    assert "Traceback" not in out + err
+    assert done.returncode == 130, done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr
     assert not running()
     (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
     document = json.loads((folder / "load.json").read_text())
