@@ -95,6 +95,7 @@ class Agent:
         """Run to a final answer or a limit; return the stop reason."""
         system = SYSTEM_PROMPT.format(max_turns=self.limits.max_turns)
         self.messages = [Message(role="system", content=system), Message(role="user", content=instruction)]
+        self._sent = 0  # a new conversation (a multi-step task's next step): all of it is new
         return self._loop()
 
     def resume(self, messages: Sequence[Message], stats: RunStats) -> str:

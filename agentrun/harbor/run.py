@@ -120,7 +120,10 @@ def oracle(task: TaskSpec, sandbox: Any, log: Callable[[str], None]) -> str:
 def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: Path) -> Any:
     """Harbor's verifier into ``result``: rewards, the main reward, test counts, and its failure.
     The artifacts are collected first. A multi-step task was graded step by step already."""
-    if task.config.steps:
+    if task.config.steps:  # graded step by step; a resumed run did not go through the steps
+        if not result.steps:
+            result.stop_reason = "error"
+            result.error = "a multi-step task is graded step by step; resuming one is not supported"
         return result.steps
     collect(task, sandbox, run_dir / "artifacts", project=project_name(result.run_id), log=lambda _m: None)
     outcome = verify(task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=sandbox.network)

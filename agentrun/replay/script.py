@@ -89,10 +89,17 @@ class Script(BaseModel):
 
     turns: list[ScriptTurn] = Field(default_factory=list)
     model_name: str = "replay"
+    sections: dict[str, list[ScriptTurn]] = Field(
+        default_factory=dict,
+        description="a multi-step task's: the turns of the conversation whose first user message is the key",
+    )
 
-    def turn(self, index: int) -> ScriptTurn:
-        """Turn ``index``, or the closing ``Done.`` answer past the end."""
-        return self.turns[index] if 0 <= index < len(self.turns) else CLOSING_TURN
+    def turn(self, index: int, messages: Sequence[dict[str, Any]] = ()) -> ScriptTurn:
+        """Turn ``index`` (of the section the conversation's first user message names, if
+        any), or the closing ``Done.`` answer past the end."""
+        first = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), None)
+        turns = self.sections.get((first or "").strip(), self.turns)
+        return turns[index] if 0 <= index < len(turns) else CLOSING_TURN
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.model_dump_json(indent=2, exclude_defaults=False) + "\n")
@@ -217,6 +224,8 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
     ``run_shell`` that compiles the Python files just touched; then one ``run_shell`` running
     the task's own tests; then a final answer.
     """
+    if task.config.steps:
+        return Script(turns=[], model_name=model_name, sections=_step_sections(task))
     root = task.solution_dir
     files: list[tuple[str, str]] = []
     for path in _solution_files(root) if root.is_dir() else []:
@@ -249,6 +258,26 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
         )
     )
     return Script(turns=turns, model_name=model_name)
+
+
+def _step_sections(task: TaskSpec) -> dict[str, list[ScriptTurn]]:
+    """A multi-step task: per step's instruction, its solve.sh (else the task's) typed into the
+    shell, then a final answer; each step is a new conversation, as Harbor gives it."""
+    sections = {}
+    for step in task.config.steps or []:
+        own = task.step_dir(step.name) / "solution" / "solve.sh"
+        solve = own if own.is_file() else task.solution_dir / "solve.sh"
+        calls = (
+            [ScriptCall(name="run_shell", arguments={"command": solve.read_text()})]
+            if solve.is_file()
+            else []
+        )
+        instruction = (task.step_dir(step.name) / "instruction.md").read_text().strip()
+        sections[instruction] = [
+            ScriptTurn(reasoning=f"Step {step.name}: I run the commands it needs.", tool_calls=calls),
+            ScriptTurn(content=f"Step {step.name} is done."),
+        ]
+    return sections
 
 
 def _steps(root: Path, files: list[tuple[str, str]], max_turns: int) -> list[ScriptCall]:

@@ -126,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body: dict[str, Any], t0: float) -> None:
         owner = self.server.owner
         plan = plan_turn(body["messages"], max_retries=owner.max_retries_per_call)
-        turn = owner.script.turn(plan.index)
+        turn = owner.script.turn(plan.index, body["messages"])
         pinned = read_tool_choice(body)[0]  # guided decoding: a pinned call comes out well-formed
         if owner.fault_injector is not None and not any(c.name == pinned for c in turn.tool_calls):
             turn = owner.fault_injector.mutate(turn, body["messages"], plan.index)

@@ -147,6 +147,35 @@ def test_replay_model_solves_a_foreign_task_in_the_harbor_profile(tmp_path: Path
     assert "M /app/parse.py" in (Path(result.results_path) / "workspace.patch").read_text()
 
 
+def test_replay_model_works_a_multi_step_task_one_conversation_per_step(tmp_path: Path) -> None:
+    """Each step's instruction goes to the model as a new conversation, in order; each step is
+    graded before the next; the rewards are combined as Harbor's oracle run combined them."""
+    from agentrun.trajectory import read_trajectory
+
+    config = RunConfig(task=str(PROBES / "multi-step"), results_dir=tmp_path, image_map=IMAGE_MAP)
+    result = run_task(config)
+    assert result.model_label.startswith("replay model") and result.error is None, result.error
+    assert result.rewards == _expected("multi-step")["oracle"]["rewards"]
+    assert [(s["name"], s["stop_reason"]) for s in result.steps] == [
+        ("write", "final_answer"),
+        ("extend", "final_answer"),
+    ]
+    assert result.turns == 4 and result.requests == 4  # two turns a step, counted over the run
+    events = read_trajectory(Path(result.results_path) / "trajectory.jsonl")
+    users = [
+        m["content"]
+        for e in events
+        if e["event"] == "request"
+        for m in e["new_messages"]
+        if m.get("role") == "user"
+    ]
+    assert (
+        users
+        and users[0].startswith("Append the line `beta`")
+        and users[-1].startswith("Append the line `gamma`")
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_local_model_runs_a_foreign_task_in_the_harbor_profile(tmp_path: Path) -> None:

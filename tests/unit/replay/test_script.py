@@ -193,3 +193,25 @@ def test_long_files_are_built_up_with_edit_file_appends_that_reconstruct_them(tm
     assert files["big.py"] == big
     edits = [c for t in script.turns for c in t.tool_calls if c.name == "edit_file"]
     assert len(edits) >= 2
+
+
+def test_a_section_is_played_to_the_conversation_its_first_user_message_names():
+    """A multi-step task's script: each step is a new conversation, told apart by its instruction."""
+    script = Script(
+        turns=[ScriptTurn(content="default")],
+        sections={"step two": [ScriptTurn(content="two-0"), ScriptTurn(content="two-1")]},
+    )
+    two = [{"role": "system", "content": "sys"}, {"role": "user", "content": "step two\n"}]
+    assert script.turn(0, two).content == "two-0" and script.turn(1, two).content == "two-1"
+    assert script.turn(2, two) == CLOSING_TURN
+    assert script.turn(0, [{"role": "user", "content": "other"}]).content == "default"
+    assert script.turn(0).content == "default"
+
+
+def test_a_multi_step_task_gets_a_section_per_step_typing_its_solve_sh():
+    task = load_task(str(Path(__file__).resolve().parents[2] / "fixtures" / "harbor_tasks" / "multi-step"))
+    script = script_from_task(task)
+    assert script.turns == [] and len(script.sections) == 2
+    write = script.sections[(task.step_dir("write") / "instruction.md").read_text().strip()]
+    assert "echo beta >> /app/notes.txt" in str(write[0].tool_calls[0].arguments)
+    assert write[-1].content and not write[-1].tool_calls
