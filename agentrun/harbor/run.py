@@ -34,6 +34,8 @@ def task_image(
     """The image the agent's container runs: the Dockerfile's (or docker_image), else compose's main."""
     from agentrun.sandbox.images import ensure_task_image
 
+    if task.config.steps and task.config.profile != "harbor":
+        raise UserError(f"task {task.name}: [[steps]] (a multi-step task) runs in the harbor profile only")
     has_dockerfile = (task.environment_dir / "Dockerfile").is_file()
     if task.compose_file is not None and not has_dockerfile and not task.config.environment.docker_image:
         return main_image(task, image_map=image_map, on_log=log)

@@ -74,6 +74,8 @@ def run_steps(
             task, sandbox, step, act, run_id, run_dir, project, last=index == len(steps), log=log
         )
         records.append(record)
+        got = ", ".join(f"{k} {v:g}" for k, v in (record.rewards or {}).items()) or "no reward"
+        log(f"step {step.name}: {got}" + (f" ({record.error})" if record.error else ""))
         reason = _stop_after(step, record)
         if reason:
             log(f"step {step.name}: {reason}; the remaining steps are not run")

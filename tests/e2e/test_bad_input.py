@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -51,6 +52,12 @@ CASES = [
     # -- task
     c("task-unknown", "task no-such-task --results {results}", "unknown task"),
     c("task-folder-not-a-task", "task {dir} --results {results}", "task"),
+    c(
+        "task-step-no-instruction",
+        "task {steps_missing} --results {results}",
+        "missing steps/extend/instruction.md",
+    ),
+    c("task-steps-strict", "task {steps_strict} --agent oracle --results {results}", "harbor profile only"),
     c("task-mode", "task todo-cli --mode fixed --results {results}", "'fixed' is not one of"),
     c("task-agent", "task todo-cli --agent robot --results {results}", "--agent"),
     c("task-faults-above-1", "task todo-cli --faults 1.5 --results {results}", "--faults"),
@@ -330,6 +337,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     readonly.mkdir()
     readonly.chmod(0o555)
     tools = Path(__file__).resolve().parents[1] / "fixtures" / "repair" / "tools.json"
+    steps = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks" / "multi-step"
+    shutil.copytree(steps, tmp / "steps-missing")
+    (tmp / "steps-missing" / "steps" / "extend" / "instruction.md").unlink()
+    shutil.copytree(steps, tmp / "steps-strict")
+    with (tmp / "steps-strict" / "task.toml").open("a") as toml:
+        toml.write('\n[metadata.agentrun]\nprofile = "strict"\n')
     html = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WrongServer)
     threading.Thread(target=html.serve_forever, daemon=True).start()
     busy = socket.socket()  # listening: replay serve cannot take this port
@@ -348,6 +361,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             # root passes every permission check, so as root take a place the kernel refuses
             "readonly": "/sys" if os.geteuid() == 0 else str(readonly),
             "tools": str(tools),
+            "steps_missing": str(tmp / "steps-missing"),
+            "steps_strict": str(tmp / "steps-strict"),
             "wrong": f"http://127.0.0.1:{html.server_address[1]}",
             "busy_port": str(busy.getsockname()[1]),
             "dead_port": str(dead_port),
