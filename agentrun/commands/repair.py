@@ -22,20 +22,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from agentrun.errors import UserError
-from agentrun.messages import Message, ToolCall
-from agentrun.repair import Correction, correct, validate_direct
-from agentrun.toolset import ToolSpec
+
+if TYPE_CHECKING:  # imported where used: `agentrun --help` need not load the repair layer
+    from agentrun.messages import Message
+    from agentrun.repair import Correction
+    from agentrun.toolset import ToolSpec
 
 __all__ = ["load_tools", "register", "repair_record"]
 
 
 def load_tools(path: Path) -> list[ToolSpec]:
     """An OpenAI ``tools`` array (or ``{"tools": [...]}``) from ``path``; UserError if unusable."""
+    from agentrun.toolset import ToolSpec
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -56,6 +60,8 @@ def load_tools(path: Path) -> list[ToolSpec]:
 
 
 def _message(record: dict[str, Any]) -> tuple[Message, str | None, int | None, int | None]:
+    from agentrun.messages import Message, ToolCall
+
     finish_reason = record.get("finish_reason")
     usage = record.get("usage") or {}
     max_tokens = record.get("max_tokens")
@@ -110,6 +116,8 @@ def _output(result: Correction) -> dict[str, Any]:
 
 def repair_record(line: str, tools: list[ToolSpec], mode: str = "corrected") -> dict[str, Any]:
     """One input line to one output record; never raises on bad input."""
+    from agentrun.repair import correct, validate_direct
+
     try:
         record = json.loads(line)
         if not isinstance(record, dict):

@@ -13,8 +13,7 @@ from rich.console import Console
 
 from agentrun.commands import _params
 from agentrun.errors import UserError
-from agentrun.replay.build import GPU_KV_TOKENS, build_server, describe
-from agentrun.replay.quiet_gc import QuietCollector
+from agentrun.seed import GPU_KV_TOKENS
 
 console = Console(stderr=True, highlight=False)
 
@@ -48,6 +47,8 @@ def _interrupt(_signum: int, _frame: Any) -> None:
 
 def _announcement(server: Any, *, ttft: float, token_delay: float, seed: int) -> str:
     """The one stderr line that says what is being served (stdout carries only the URL)."""
+    from agentrun.replay.build import describe
+
     script, injector, cache = server.script, server.fault_injector, server.cache
     text = f"{describe()}: {len(script.turns)} turns as model {script.model_name!r}, "
     text += f"ttft {ttft}s, {token_delay}s per token"
@@ -100,6 +101,9 @@ def serve(
     kv_log: KvLog = None,
 ) -> None:
     """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
+    from agentrun.replay.build import build_server
+    from agentrun.replay.quiet_gc import QuietCollector
+
     loaded = _load_script(task, script, model)
     try:
         server = build_server(
@@ -147,6 +151,8 @@ def write_script(
     if output is None:
         print(text, end="")
         return
+    from agentrun.replay.build import describe
+
     output.write_text(text)
     console.print(f"wrote {output}: {len(loaded.turns)} turns for the {describe()}")
 

@@ -13,10 +13,9 @@ from agentrun.replay.faults import FaultInjector
 from agentrun.replay.kvsim import KVCacheSimulator
 from agentrun.replay.script import LABEL, Script
 from agentrun.replay.server import ReplayServer
+from agentrun.seed import GPU_KV_TOKENS
 
 __all__ = ["GPU_KV_TOKENS", "build_server", "describe"]
-
-GPU_KV_TOKENS = 285_336  # the seed's vLLM GPU KV cache (tokens): the simulated prefix cache's default size
 
 
 def build_server(
