@@ -76,10 +76,6 @@ _STEP_FIELDS: dict[str, str] = {
     "artifacts": HONOURED,
     "healthcheck": "step healthchecks are not run",
 }
-_STEP_AGENT: dict[str, str] = {
-    **_FIELDS["agent"],
-    "user": "a step's agent user is not supported: the task's applies",
-}
 
 
 def unsupported_fields(raw: Mapping[str, Any]) -> list[str]:
@@ -121,7 +117,7 @@ def _step_notes(steps: Any) -> list[str]:
     notes: dict[str, None] = {}
     for step in steps if isinstance(steps, list) else []:
         for name, value in step.items() if isinstance(step, Mapping) else []:
-            table = {"agent": _STEP_AGENT, "verifier": _FIELDS["verifier"]}.get(name)
+            table = {"agent": _FIELDS["agent"], "verifier": _FIELDS["verifier"]}.get(name)
             if table is not None and isinstance(value, Mapping):
                 for sub in value:
                     notes[_note(f"steps.{name}.{sub}", table.get(sub))] = None

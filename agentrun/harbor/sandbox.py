@@ -23,6 +23,7 @@ import secrets
 import tarfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -232,6 +233,21 @@ class HarborSandbox:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
+
+    @contextlib.contextmanager
+    def as_user(self, user: str | int | None) -> Iterator[None]:
+        """Tools and ``exec`` run as ``user`` meanwhile (a multi-step task's ``[steps.agent] user``);
+        None keeps the current one. The tool channel is reopened as that user."""
+        if user is None:
+            yield
+            return
+        before, self.user = self.user, str(user)
+        self._drop_channel()
+        try:
+            yield
+        finally:
+            self.user = before
+            self._drop_channel()
 
     # --- setup and grading ---------------------------------------------------------------
 

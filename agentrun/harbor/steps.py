@@ -96,12 +96,15 @@ def _run_step(
     log: Callable[[str], None],
 ) -> StepRecord:
     folder = run_dir / "steps" / step.name
-    setup_error = _prepare(task, sandbox, step)
-    if setup_error:
-        return StepRecord(name=step.name, stop_reason="error", error=setup_error)
-    instruction = (task.step_dir(step.name) / "instruction.md").read_text()
-    timeout = step.agent.timeout_sec if step.agent.timeout_sec is not None else task.config.agent.timeout_sec
-    stop_reason = act(step, instruction, timeout)
+    with sandbox.as_user(step.agent.user):  # setup.sh and the agent as the step's user, as Harbor
+        setup_error = _prepare(task, sandbox, step)
+        if setup_error:
+            return StepRecord(name=step.name, stop_reason="error", error=setup_error)
+        instruction = (task.step_dir(step.name) / "instruction.md").read_text()
+        timeout = (
+            step.agent.timeout_sec if step.agent.timeout_sec is not None else task.config.agent.timeout_sec
+        )
+        stop_reason = act(step, instruction, timeout)
     collect(task, sandbox, folder / "artifacts", step=step, project=project, log=log)
     try:
         outcome: VerifierOutcome | None = verify(

@@ -228,3 +228,20 @@ def test_an_earlier_steps_verifier_leaves_the_agent_container_running(
     assert not docker_client.containers.list(
         all=True, filters={"label": "agentrun.run_id=harbor-step-verify-test"}
     )
+
+
+def test_a_steps_agent_user_applies_to_exec_and_tools_then_the_tasks_again(
+    solve_only: Any, tmp_path: Path, docker_client: Any
+) -> None:
+    """``[steps.agent] user``: the step's setup.sh, oracle and tool calls run as that user."""
+    from agentrun.messages import ParsedCall
+
+    task, image = solve_only
+    with _start(task, image, tmp_path, docker_client, "harbor-step-user-test") as box:
+        with box.as_user("nobody"):
+            assert box.exec("id -un").output.strip() == "nobody"
+            tool = box.call(ParsedCall(id="c1", name="run_shell", arguments={"command": "id -un"}))
+            assert "nobody" in tool.output, tool.output
+        assert box.exec("id -un").output.strip() == "root"
+        tool = box.call(ParsedCall(id="c2", name="run_shell", arguments={"command": "id -un"}))
+        assert "root" in tool.output and "nobody" not in tool.output, tool.output

@@ -78,7 +78,7 @@ def test_every_field_is_honoured_or_named_once():
     raw = tomllib.loads(
         """
         version = "1.0"
-        steps = [{name = "one", healthcheck = {command = "true"}, agent = {user = "x"}}]
+        steps = [{name = "one", healthcheck = {command = "true"}, agent = {user = "x", network_mode = "public"}}]
         surprise = 1
         [task]
         name = "org/demo"
@@ -102,7 +102,7 @@ def test_every_field_is_honoured_or_named_once():
     assert named == sorted(
         [
             "steps.healthcheck",
-            "steps.agent.user",
+            "steps.agent.network_mode",
             "surprise",
             "task",
             "verifier.environment_mode",
