@@ -48,6 +48,9 @@ def task_notes(
     """(fields not supported, images substituted), each said once in the run's output."""
     raw = tomllib.loads((task.path / "task.toml").read_text())
     notes = unsupported_fields(raw)
+    if task.config.profile == "strict":  # collection is the harbor profile's (agentrun.harbor.collect)
+        notes += [f"{f}: not collected in the strict profile" for f in ("artifacts",) if raw.get(f)]
+        notes += ["verifier.collect: not run in the strict profile"] if task.config.verifier.collect else []
     for note in notes:
         log(f"task.toml {note}")
     done = [

@@ -152,3 +152,21 @@ def test_excludes_match_like_tar_exclude():
     assert _excluded("state/a.tmp", "state", ["*.tmp"])
     assert not _excluded("state/keep.txt", "state", ["*.tmp", "cache"])
     assert not _excluded("state", "state", ["*.tmp"])
+
+
+def test_a_strict_task_is_told_its_artifacts_and_collect_hooks_are_not_carried_out(tmp_path):
+    from agentrun.harbor.run import task_notes
+
+    toml = (
+        'artifacts = ["/workspace/out.txt"]\n[[verifier.collect]]\ncommand = "true"\n'
+        '[metadata.agentrun]\nprofile = "strict"\n'
+    )
+    root = make_steps_task(tmp_path, toml)
+    (root / "instruction.md").write_text("Do it.")  # a single-step task
+    logged: list[str] = []
+    notes, _ = task_notes(load_task(str(root)), {}, logged.append)
+    assert notes == [
+        "artifacts: not collected in the strict profile",
+        "verifier.collect: not run in the strict profile",
+    ]
+    assert logged == [f"task.toml {n}" for n in notes]
