@@ -88,6 +88,9 @@ def _rate(a: Sample, b: Sample, name: str) -> float | None:
     return (b[name] - a[name]) / (b["t_s"] - a["t_s"])
 
 
+_GENERATED = "decode_tokens"  # counted as decoded (llama.cpp), where the server has it
+
+
 def windows(samples: Sequence[Sample]) -> list[dict[str, Any]]:
     """One row per pair of consecutive samples: length, throughputs, running at both ends."""
     rows = []
@@ -98,7 +101,9 @@ def windows(samples: Sequence[Sample]) -> list[dict[str, Any]]:
             {
                 "t_s": b["t_s"],
                 "length_s": b["t_s"] - a["t_s"],
-                "generation_tps": _rate(a, b, "generation_tokens"),
+                "generation_tps": _rate(
+                    a, b, _GENERATED if _GENERATED in a and _GENERATED in b else "generation_tokens"
+                ),
                 "prompt_tps": _rate(a, b, "prompt_tokens"),
                 "running": (a.get("num_requests_running"), b.get("num_requests_running")),
                 "acceptance": accepted / drafted if drafted > 0 else None,

@@ -17,7 +17,8 @@ tokens by ``cache_source`` (``device`` is its GPU radix cache, ``host`` the hier
 cache) and queries its cache with every prompt token, so its prompt-token counter stands in
 for the queries. llama.cpp counts computed and cached prompt tokens apart
 (``llamacpp:prompt_tokens_total`` excludes the cached ones); it reports no preemption or
-KV-offload series.
+KV-offload series, and counts a reply's tokens only when it ends, so ``decode_tokens``
+(its decode steps) carries generation as it happens.
 """
 
 from __future__ import annotations
@@ -183,6 +184,7 @@ def parse_counters(text: str, *, model: str | None = None) -> ServerCounters:
                 values[figure] = total / len(matches) if figure in _MEANS else total
                 break
     values.update(_llamacpp_prompt(seen))
+    values.update(_llamacpp_decode(seen))
     return ServerCounters(values=values, cache_config=cache_config)
 
 
@@ -201,6 +203,22 @@ def _llamacpp_prompt(seen: dict[str, list[tuple[dict[str, str], float]]]) -> dic
         "prefix_cache_hits": hits,
         "prompt_tokens_cached": hits,
     }
+
+
+def _llamacpp_decode(seen: dict[str, list[tuple[dict[str, str], float]]]) -> dict[str, float]:
+    """``decode_tokens``: the tokens llama.cpp has decoded so far, as it decodes them.
+
+    llama-server adds a request's generated tokens to ``tokens_predicted_total`` only when the
+    request ends, so a window in the middle of a long reply shows none and the window it ends
+    in a spike (a 22 tok/s CPU model read as 433 tok/s). ``n_decode_total`` counts
+    ``llama_decode`` calls as they happen and ``n_busy_slots_per_decode`` is their mean number
+    of busy slots: their product is the slot-steps so far, one token per generating slot (a
+    prompt batch is one step too: a few per prompt)."""
+    decodes = seen.get("llamacpp:n_decode_total")
+    busy = seen.get("llamacpp:n_busy_slots_per_decode")
+    if not decodes or not busy:
+        return {}
+    return {"decode_tokens": float(sum(d * b for (_, d), (_, b) in zip(decodes, busy, strict=False)))}
 
 
 def delta(before: ServerCounters, after: ServerCounters) -> dict[str, float]:

@@ -22,8 +22,9 @@ SYSTEM = "You are a terse assistant. Answer in at most five words."
 
 
 def _workload() -> Workload:
-    """Three requests, each the previous prompt plus one recorded exchange."""
-    turns = ["Name a colour.", "Name a fruit.", "Name a planet."]
+    """Four requests, each the previous prompt plus one recorded exchange; the last one long
+    enough (64 tokens, seconds on this CPU) to give sampling windows inside one reply."""
+    turns = ["Name a colour.", "Name a fruit.", "Name a planet.", "Count from one to forty in words."]
     replies = ["Blue.", "Apple.", "Mars."]
     requests = []
     for k, question in enumerate(turns):
@@ -31,7 +32,8 @@ def _workload() -> Workload:
         if k > 0:
             new.append({"role": "assistant", "content": replies[k - 1]})
         new.append({"role": "user", "content": question})
-        requests.append(RecordedRequest(turn=k + 1, new_messages=new, max_tokens=8, temperature=0.0))
+        budget = 64 if k == 3 else 8
+        requests.append(RecordedRequest(turn=k + 1, new_messages=new, max_tokens=budget, temperature=0.0))
     return Workload(name="three questions", sessions=[RecordedSession(id="q3", requests=requests)])
 
 
@@ -54,7 +56,7 @@ def test_replay_load_records_llama_server_metrics_and_prefix_reuse(prepared: Non
     path, _ = run_replay_load(_workload(), plan, Target(model="local"), measure, time_scale=0)
     document = json.loads(path.read_text())
     requests = document["requests"]
-    assert [r["error"] for r in requests] == [None, None, None], requests
+    assert [r["error"] for r in requests] == [None, None, None, None], requests
     assert document["label"].startswith("local model")
     # llama.cpp reports the reuse per request: later prompts start with the earlier one
     assert all(r["cached_tokens"] and r["cached_tokens"] > 0 for r in requests[1:])
@@ -70,5 +72,11 @@ def test_replay_load_records_llama_server_metrics_and_prefix_reuse(prepared: Non
     )
     totals = document["server"]["windows"]["totals"]
     assert 0 < totals["prefix_cache_hit_rate"] < 1
+    # the seed's window figure, read as llama.cpp decodes (its token counter moves only when a
+    # reply ends): close to the decode rate the client saw, not zeros and one spike
+    client_tps = 1 / requests[-1]["tpot_s"]
+    windows = document["server"]["windows"]
+    assert 0.5 * client_tps < windows["single_active_generation"]["median"] < 2 * client_tps, windows
+    assert windows["peak_generation_tps"] < 3 * client_tps, windows
     reuse = {row["depth"]: row["hit_rate"] for row in document["aggregates"]["prefix_cache_by_depth"]}
     assert reuse[0] < reuse[2] and reuse[2] > 0.5

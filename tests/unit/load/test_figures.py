@@ -69,7 +69,26 @@ def test_llamacpp_series_land_on_the_same_figures() -> None:
         "spec_decode_accepted_tokens": 0,
         "num_requests_running": 0,
         "num_requests_waiting": 0,
+        "decode_tokens": 10,  # n_decode_total 10 x n_busy_slots_per_decode 1
     }
+
+
+def test_llamacpp_generation_is_read_as_it_is_decoded() -> None:
+    """llama-server adds a reply's tokens to tokens_predicted_total only when it ends: windows
+    inside a reply come from the decode steps instead, not 0 then a spike."""
+
+    def sample(t: float, predicted: float, decodes: float) -> dict[str, float]:
+        text = LLAMACPP.replace("tokens_predicted_total 10", f"tokens_predicted_total {predicted}")
+        text = text.replace("n_decode_total 10", f"n_decode_total {decodes}")
+        text = text.replace("requests_processing 0", "requests_processing 1")
+        return {"t_s": t, **parse_counters(text).values}
+
+    # 20 tokens a second for 3 s; the reply's 60 tokens reach tokens_predicted only at its end
+    samples = [sample(0, 10, 10), sample(1, 10, 30), sample(2, 10, 50), sample(3, 70, 70)]
+    stats = window_stats(samples)
+    assert stats["single_active_generation"]["median"] == 20.0
+    assert stats["peak_generation_tps"] == 20.0
+    assert stats["totals"]["generation_tokens"] == 60  # the exact count, for the whole load
 
 
 def _sample(t: float, gen: float, running: float, **more: float) -> dict[str, float]:
