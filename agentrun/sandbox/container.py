@@ -145,6 +145,25 @@ def locked_down(*, network: bool, cpus: float, memory_mb: int, pids_limit: int) 
     }
 
 
+def keeper_options(
+    image: str, name: str, env: dict[str, str], labels: dict[str, str], limits: dict[str, Any]
+) -> dict[str, Any]:
+    """What every sandbox container starts with, wherever its files live (bind mounts on this
+    machine, volumes on a remote engine): the caller adds only how /workspace gets there."""
+    return {
+        "image": image,
+        "command": ["sleep", "infinity"],
+        "name": name,
+        "detach": True,
+        "user": KEEPER_USER,
+        "working_dir": "/workspace",
+        "environment": {"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
+        "labels": labels,
+        "tmpfs": {"/tmp": tmp_tmpfs(limits)},
+        **limits,
+    }
+
+
 def tmp_tmpfs(limits: dict[str, Any]) -> str:
     """The agent's /tmp: a tmpfs of at most half the memory limit (1 GB at most). A tmpfs's pages
     are charged to the container's memory and killing processes does not free them: a /tmp

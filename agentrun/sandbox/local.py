@@ -38,21 +38,12 @@ def run_container(
     (root / "tests").chmod(0o755)
     container = owned.run_owned(  # claimed before the engine makes it: Ctrl-C at any moment is covered
         client,
-        image=image,
-        command=["sleep", "infinity"],
-        name=name,
-        detach=True,
-        user=ct.KEEPER_USER,
-        working_dir="/workspace",
-        environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
-        labels=labels,
-        tmpfs={"/tmp": ct.tmp_tmpfs(limits)},
+        **ct.keeper_options(image, name, env, labels, limits),
         volumes={
             str(ws): {"bind": "/workspace", "mode": "rw"},
             str(root / "logs"): {"bind": "/logs", "mode": "rw"},
             str(root / "tests"): {"bind": "/tests", "mode": "ro"},
             str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
         },
-        **limits,
     )
     return container, f"{uid}:{gid}"

@@ -58,19 +58,10 @@ def run_container(
     """Start the container with volumes only, then fill them through the API; (container, "uid:gid")."""
     container = owned.run_owned(
         client,
-        image=image,
-        command=["sleep", "infinity"],
-        name=name,
-        detach=True,
-        user=ct.KEEPER_USER,
-        working_dir="/workspace",
-        environment={"HOME": "/tmp", "AGENTRUN_WORKSPACE": "/workspace", **env},
-        labels=labels,
-        tmpfs={"/tmp": ct.tmp_tmpfs(limits)},
+        **ct.keeper_options(image, name, env, labels, limits),
         # /workspace and /logs take the image's folder as their start (the sandbox base makes them
         # uid 1000's: the archive API cannot chown a volume's root); /tests and the tools start empty
         mounts=[Mount(path, None, type="volume", no_copy=path in ROOT_OWNED) for path in VOLUMES],
-        **limits,
     )
     try:
         put(container, "/opt/agentrun/tools", folder_tar(data_dir("tools"), uid=0))
