@@ -149,6 +149,7 @@ class RaySessions:
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise UserError(f"--ray {options.address}: no Ray cluster answers there ({exc})") from None
         self.options = options
+        self._stop_sent = False
         # The gate and the ledger live on the driver's node: a worker lost mid-load must not
         # take the cluster's one gate (or the record of who ran what) with it.
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -179,7 +180,8 @@ class RaySessions:
 
         ref = self.task.remote(config.model_dump_json(), self.gate, self.ledger)
         while not ray.wait([ref], timeout=0.25)[0]:
-            if interrupts.stop_requested():  # the load's Ctrl-C: sessions read it from the ledger
+            if interrupts.stop_requested() and not self._stop_sent:  # the load's Ctrl-C: once,
+                self._stop_sent = True  # for every session, which read it from the ledger
                 ray.get(self.ledger.stop.remote())
         node, folder = ray.get(ref)
         run_dir = (config.results_dir / (config.run_id or "run")).resolve()
