@@ -8,8 +8,14 @@ Input (stdin), one OpenAI-shaped assistant message per line::
 (a whole ``choice`` object ``{"message": {...}, "finish_reason": ...}`` works too). Output
 (stdout), one line per input line::
 
-    {"tool_calls": [{"id", "name", "arguments"}], "content": ..., "repairs": [...],
+    {"calls": [{"status": "runnable"|"rejected", "id", "name", "arguments", ...}],
+     "tool_calls": [{"id", "name", "arguments"}], "content": ..., "repairs": [...],
      "rejected": [...], "truncated": bool, "reasoning_only": bool}
+
+``calls`` is the reply's calls in the order the model wrote them, runnable and rejected
+interleaved (``Correction.items``): a reply of [ok, broken, ok] reads back as written.
+``tool_calls`` (the runnable ones) and ``rejected`` are the same calls split in two, each in
+the model's order; they are kept for readers written before ``calls`` existed.
 
 A line that cannot be read (not JSON, not UTF-8, nested too deeply) yields
 ``{"line": n, "error": "..."}`` in its place, the other lines are still repaired, and the
@@ -30,7 +36,7 @@ from agentrun.errors import UserError
 
 if TYPE_CHECKING:  # imported where used: `agentrun --help` need not load the repair layer
     from agentrun.messages import Message
-    from agentrun.repair import Correction
+    from agentrun.repair import Correction, ReplyCall, ToolRejection
     from agentrun.toolset import ToolSpec
 
 __all__ = ["load_tools", "register", "repair_record"]
@@ -90,25 +96,39 @@ def _message(record: dict[str, Any]) -> tuple[Message, str | None, int | None, i
     return message, finish_reason, usage.get("completion_tokens"), max_tokens
 
 
+def _rejected(r: ToolRejection) -> dict[str, Any]:
+    return {
+        "call_id": r.call_id,
+        "tool_name": r.tool_name,
+        "reason": r.reason,
+        "message": r.message,
+        "field": r.field,
+        "expected": r.expected,
+    }
+
+
+def _joint(item: ReplyCall) -> dict[str, Any]:
+    """One entry of ``calls``: the same ``id``/``name``/``arguments`` keys whatever the outcome,
+    so a reader walks the reply in order; a rejected call's ``arguments`` is its text."""
+    from agentrun.repair import ToolRejection
+
+    if isinstance(item, ToolRejection):
+        rest = {k: v for k, v in _rejected(item).items() if k not in ("call_id", "tool_name")}
+        head = {"status": "rejected", "id": item.call_id, "name": item.tool_name}
+        return {**head, "arguments": item.arguments, **rest}
+    return {"status": "runnable", "id": item.id, "name": item.name, "arguments": item.arguments}
+
+
 def _output(result: Correction) -> dict[str, Any]:
     return {
+        "calls": [_joint(item) for item in result.items],
         "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.calls],
         "content": result.content,
         "repairs": [
             {"kind": e.kind, "call_id": e.call_id, "before": e.before, "after": e.after, "detail": e.detail}
             for e in result.events
         ],
-        "rejected": [
-            {
-                "call_id": r.call_id,
-                "tool_name": r.tool_name,
-                "reason": r.reason,
-                "message": r.message,
-                "field": r.field,
-                "expected": r.expected,
-            }
-            for r in result.rejected
-        ],
+        "rejected": [_rejected(r) for r in result.rejected],
         "truncated": result.truncated,
         "reasoning_only": result.reasoning_only,
     }

@@ -29,6 +29,11 @@ def test_corpus_recovery_through_the_cli() -> None:
     recovered, false_calls = 0, []
     for case, out in zip(cases, outputs, strict=True):
         got = [{"name": t["name"], "arguments": t["arguments"]} for t in out["tool_calls"]]
+        runnable = [c for c in out["calls"] if c["status"] == "runnable"]
+        assert [{"name": c["name"], "arguments": c["arguments"]} for c in runnable] == got, case["id"]
+        assert [c["id"] for c in out["calls"] if c["status"] == "rejected"] == [
+            r["call_id"] for r in out["rejected"]
+        ], case["id"]
         if case["expected"]:
             recovered += got == case["expected"]
         elif got:
@@ -69,3 +74,35 @@ def test_bad_tools_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
     proc = _run([], "--tools", str(tmp_path / "missing.json"))
     assert proc.returncode == 2 and "cannot read tools file" in proc.stderr
+
+
+def test_calls_come_out_in_the_order_the_model_wrote_them() -> None:
+    """A reply of [runnable, unknown tool, runnable, schema error] reads back in that order."""
+    calls = [
+        ("a", "read_file", '{"path": "a.py"}'),
+        ("b", "delete_everything", '{"path": "/"}'),
+        ("c", "list_files", '{"pattern": "*.py"}'),
+        ("d", "write_file", '{"path": "b.py"}'),  # "content" is required
+    ]
+    message = {
+        "content": None,
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls
+        ],
+    }
+    proc = _run([json.dumps(message)], "--tools", str(FIXTURES / "tools.json"))
+    assert proc.returncode == 0, proc.stderr
+    (out,) = (json.loads(line) for line in proc.stdout.splitlines())
+    joint = [(c["id"], c["name"], c["status"]) for c in out["calls"]]
+    assert joint == [
+        ("a", "read_file", "runnable"),
+        ("b", "delete_everything", "rejected"),
+        ("c", "list_files", "runnable"),
+        ("d", "write_file", "rejected"),
+    ]
+    assert out["calls"][0]["arguments"] == {"path": "a.py"}
+    assert out["calls"][1]["reason"] == "unknown_tool" and out["calls"][1]["arguments"] == '{"path": "/"}'
+    assert out["calls"][3]["reason"] == "schema" and out["calls"][3]["field"] is not None
+    # the split lists stay as they were for older readers, each in the model's order
+    assert [c["id"] for c in out["tool_calls"]] == ["a", "c"]
+    assert [r["call_id"] for r in out["rejected"]] == ["b", "d"]
