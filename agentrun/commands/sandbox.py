@@ -1,4 +1,5 @@
-"""`agentrun sandbox build | prune`: sandbox images, and what dead runs left (containers, snapshots, networks)."""
+"""`agentrun sandbox build | prune`: sandbox images, and what dead runs left (containers, snapshots,
+networks) on the default engine or on each `--docker-host` engine given."""
 
 from __future__ import annotations
 
@@ -7,9 +8,21 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agentrun.errors import TaskError
+from agentrun.commands import _params
+from agentrun.errors import DockerUnavailable, TaskError
 
 console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
+
+PruneHosts = Annotated[  # the same parser and checks as the runs' --docker-host
+    list[str] | None,
+    typer.Option(
+        "--docker-host",
+        help="prune this Docker engine instead of the default one (unix://, tcp://, ssh://; "
+        "repeat for each engine of a pool)",
+        callback=_params.docker_hosts,
+    ),
+]
 
 
 def build(
@@ -44,13 +57,34 @@ def build(
             )
 
 
-def prune_containers() -> None:
+def prune_containers(docker_host: PruneHosts = None) -> None:
     """Remove the containers, snapshot images and networks of runs that died (SIGKILL, OOM, reboot); live runs keep theirs."""
+    from agentrun.cli import EXIT_USAGE
     from agentrun.sandbox.reaper import prune_dead
 
-    console.print(
-        f"removed {prune_dead()} of dead agentrun runs (what runs still in progress use is left alone)"
-    )
+    if not docker_host:
+        console.print(
+            f"removed {prune_dead()} of dead agentrun runs (what runs still in progress use is left alone)"
+        )
+        return
+    failed = [host for host in docker_host if not _prune_engine(host)]
+    if failed:  # each was reported on its own line; the others were still pruned
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _prune_engine(host: str) -> bool:
+    """One ``--docker-host`` engine's line: what was removed there, or that it does not answer."""
+    from agentrun.cli import error_line, rich_escape
+    from agentrun.sandbox.container import connect
+    from agentrun.sandbox.reaper import prune_dead
+
+    try:
+        removed = prune_dead(connect(host=host))
+    except DockerUnavailable as exc:
+        errors.print(f"[red]error:[/red] {rich_escape(error_line(str(exc)))}")
+        return False
+    console.print(f"{rich_escape(host)}: removed {removed} of dead agentrun runs")
+    return True
 
 
 def register(app: typer.Typer) -> None:

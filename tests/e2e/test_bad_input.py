@@ -293,6 +293,8 @@ CASES = [
     c("sandbox-build-unknown-task", "sandbox build no-such-task", "unknown task"),
     c("sandbox-prune-extra", "sandbox prune now", "unexpected extra argument"),
     c("sandbox-prune-no-docker", "sandbox prune", "docker", DOCKER_HOST="unix:///nonexistent/docker.sock"),
+    c("sandbox-prune-host-address", "sandbox prune --docker-host box1:2375", "not a docker engine address"),
+    c("sandbox-prune-dead-host", "sandbox prune --docker-host tcp://127.0.0.1:9", "tcp://127.0.0.1:9"),
     c("sandbox-unknown-subcommand", "sandbox rebuild", "no such command"),
     # -- local-model
     c("local-model-port", "local-model serve --port 70000", "--port"),

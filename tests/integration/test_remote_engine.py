@@ -7,26 +7,33 @@ image store, so the task image is built there (the offline base copied over by s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import docker
 import pytest
+from docker.errors import APIError, NotFound
 
 from agentrun.config import RunConfig
+from agentrun.liveness import OWNER_PID, owner_labels
 from agentrun.messages import ParsedCall
 from agentrun.runner import run_task
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import pool
 from agentrun.sandbox.docker import DockerSandbox
 from agentrun.sandbox.images import ensure_task_image
+from agentrun.sandbox.snapshots import snapshot_labels
 from agentrun.tasks import load_task
 
 pytestmark = pytest.mark.docker
+
+AGENTRUN = Path(sys.executable).with_name("agentrun")
 
 SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "docker2.sh"
 REMOTE_TCP = "tcp://127.0.0.1:23750"
@@ -145,3 +152,77 @@ def test_pool_skips_a_dead_engine_and_retries_a_run_whose_engine_dies(remote: st
     assert result.engines_lost == [REMOTE_UNIX] and result.docker_host == local
     assert result.hidden_tests.passed == result.hidden_tests.total > 0
     assert (tmp_path / "lost.engine-lost-1" / "trajectory.jsonl").is_file()
+
+
+def _leftovers(client: Any, image: str, owner: dict[str, str], tmp_path: Path, tag: str) -> dict[str, str]:
+    """A container, a snapshot image and a network as a run owned by ``owner`` leaves them."""
+    made = {"container": client.api.create_container(image, ["true"], labels={ct.LABEL: "1", **owner})["Id"]}
+    source = client.containers.create(image, ["true"])
+    try:
+        labels = {**snapshot_labels(f"prune-{tag}", tmp_path / tag), **owner}
+        made["image"] = source.commit(
+            repository="agentrun-snapshot-test", tag=tag, conf={"Labels": labels}
+        ).id
+    finally:
+        source.remove(force=True)
+    made["network"] = client.networks.create(
+        f"agentrun-prune-{tag}-{tmp_path.name}"[:60], labels={ct.LABEL: "1", **owner}
+    ).id
+    return made
+
+
+def _present(client: Any, made: dict[str, str]) -> set[str]:
+    found = set()
+    if client.api.containers(all=True, filters={"id": made["container"]}):
+        found.add("container")
+    if any(i["Id"] == made["image"] for i in client.api.images(all=True)):
+        found.add("image")
+    if client.api.networks(ids=[made["network"]]):
+        found.add("network")
+    return found
+
+
+def test_sandbox_prune_cleans_each_docker_host_and_reports_a_dead_one(remote: str, tmp_path: Path) -> None:
+    killed = subprocess.Popen(["sleep", "60"])
+    killed.kill()
+    killed.wait()
+    dead_owner = {**owner_labels(), OWNER_PID: str(killed.pid)}
+    engine = docker.DockerClient(base_url=remote)
+    local = ct.connect()
+    with ct.using_host(remote):
+        image = ensure_task_image(load_task("todo-cli"))  # that engine's own build (the fixture's)
+    dead = _leftovers(engine, image, dead_owner, tmp_path, "remote-dead")
+    live = _leftovers(engine, image, owner_labels(), tmp_path, "remote-live")
+    on_default = _leftovers(
+        local, ensure_task_image(load_task("todo-cli")), dead_owner, tmp_path, "default-dead"
+    )
+    try:
+        proc = subprocess.run(
+            [str(AGENTRUN), "sandbox", "prune", "--docker-host", DEAD, "--docker-host", remote],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        # the dead engine is one line and a non-zero exit; the one after it is still pruned
+        assert proc.returncode == 2, (proc.stdout, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and DEAD in proc.stderr and "Traceback" not in proc.stderr
+        assert f"{remote}: removed " in proc.stdout and "snapshot image" in proc.stdout
+        assert _present(engine, dead) == set()  # container, snapshot image and network, all gone
+        assert _present(engine, live) == {"container", "image", "network"}  # its owner (this test) runs
+        assert _present(local, on_default) == {"container", "image", "network"}  # not an engine it was given
+
+        alone = subprocess.run(
+            [str(AGENTRUN), "sandbox", "prune", "--docker-host", DEAD],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert alone.returncode == 2 and alone.stdout == "" and alone.stderr.count("\n") == 1, alone.stderr
+    finally:
+        for client, made in ((engine, live), (engine, dead), (local, on_default)):
+            with contextlib.suppress(NotFound, APIError):
+                client.api.remove_container(made["container"], force=True)
+            with contextlib.suppress(NotFound, APIError):
+                client.api.remove_image(made["image"], force=True)
+            with contextlib.suppress(NotFound, APIError):
+                client.api.remove_network(made["network"])
