@@ -200,6 +200,31 @@ def test_timings_match_the_configured_delays() -> None:
     assert abs(timings[0].started_at - time.time()) < 5
 
 
+def test_a_late_wake_up_does_not_shift_the_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every wait of the server oversleeps by three token delays, as on a loaded machine: the
+    tokens that came due meanwhile go out without waiting, and each wait is still for a point
+    on ``t0 + ttft + k * token_delay``. A server that slept ``token_delay`` after each token
+    instead would wait once per token and drift by the oversleep every time. Judged on the
+    deadlines the server asked for, not on the wall clock."""
+    ttft, delay, oversleep = 0.02, 0.002, 0.006
+    asked: list[float] = []
+
+    def late_wait(deadline: float) -> None:
+        asked.append(deadline)
+        time.sleep(max(0.0, deadline - time.perf_counter()) + oversleep)
+
+    turn = ScriptTurn(content=" ".join(["word"] * 40))  # 79 tokens
+    with ReplayServer(Script(turns=[turn]), ttft=ttft, token_delay=delay) as server:
+        monkeypatch.setattr(server, "_wait_until", late_wait)
+        got = _fast_model(server.base_url).complete(USER, TOOLS)
+    n = got.usage.completion_tokens
+    steps = [(d - asked[0]) / delay for d in asked]
+    assert n == 79 and got.message.content == turn.content
+    assert all(abs(s - round(s)) < 1e-6 for s in steps), steps  # on the grid, not shifted
+    assert [round(s) for s in steps] == sorted({round(s) for s in steps})  # each point once, in order
+    assert round(steps[-1]) <= n - 1 and len(asked) <= n // 3, steps  # most tokens came due while asleep
+
+
 def test_max_tokens_cuts_the_reply_with_finish_reason_length(replay: ReplayServer) -> None:
     model = _fast_model(replay.base_url)
     got = model.complete(USER, TOOLS, max_tokens=7)
