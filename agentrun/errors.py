@@ -89,3 +89,8 @@ class DeadlineExceeded(ModelAPIError):
 
 class SandboxError(AgentrunError):
     """The sandbox failed underneath a run (container gone, channel closed)."""
+
+
+class HealthcheckFailed(SandboxError):
+    """A task's healthcheck never passed (Harbor's ``HealthcheckError``): the environment is not
+    ready, so neither the agent nor the verifier runs and there is no reward."""

@@ -95,6 +95,18 @@ class AgentSection(_Section):
     user: str | int | None = None
 
 
+class HealthcheckSection(_Section):
+    """``[environment.healthcheck]`` or a step's ``healthcheck`` (Harbor 0.25's ``HealthcheckConfig``,
+    Docker HEALTHCHECK's options), run by ``agentrun.harbor.healthcheck``."""
+
+    command: str
+    interval_sec: float = 5.0
+    timeout_sec: float = 30.0
+    start_period_sec: float = 0.0
+    start_interval_sec: float = 5.0
+    retries: int = 3
+
+
 class StepAgentSection(_Section):
     timeout_sec: float | None = None  # None: the task's [agent] timeout_sec
     user: str | int | None = None
@@ -108,6 +120,7 @@ class StepSection(_Section):
     verifier: VerifierSection = Field(default_factory=VerifierSection)  # its timeout: 600 s unless set
     min_reward: float | dict[str, float] | None = None
     artifacts: Artifacts = Field(default_factory=list)
+    healthcheck: HealthcheckSection | None = None  # after the step's setup.sh, before its agent
 
 
 class SolutionSection(_Section):
@@ -125,6 +138,7 @@ class EnvironmentSection(_Section):
     allowed_hosts: list[str] | None = None
     env: dict[str, str] = Field(default_factory=dict)
     workdir: str | None = None
+    healthcheck: HealthcheckSection | None = None
 
     @model_validator(mode="before")
     @classmethod

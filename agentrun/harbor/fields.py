@@ -62,7 +62,7 @@ _FIELDS: dict[str, dict[str, str]] = {
         "tpu": "TPUs are not given to the sandbox",
         "mcp_servers": "MCP servers are not offered to the agent",
         "skills_dir": "skills are not offered to the agent",
-        "healthcheck": "environment healthchecks are not run",
+        "healthcheck": HONOURED,
     },
 }
 
@@ -74,7 +74,7 @@ _STEP_FIELDS: dict[str, str] = {
     "verifier": HONOURED,
     "min_reward": HONOURED,
     "artifacts": HONOURED,
-    "healthcheck": "step healthchecks are not run",
+    "healthcheck": HONOURED,
 }
 
 

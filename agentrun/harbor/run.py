@@ -17,6 +17,7 @@ from agentrun.errors import ModelAPIError, UserError
 from agentrun.harbor.collect import collect
 from agentrun.harbor.compose import compose_services, main_image, project_name
 from agentrun.harbor.fields import unsupported_fields
+from agentrun.harbor.healthcheck import environment_check
 from agentrun.harbor.imagemap import planned_substitutions
 from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
 from agentrun.harbor.sandbox import HarborSandbox
@@ -74,7 +75,8 @@ def start_sandbox(
     log: Callable[[str], None],
 ) -> Iterator[Any]:
     """The task's sandbox in its profile: ``HarborSandbox`` (harbor; with its compose services)
-    or ``DockerSandbox`` (strict). Everything is removed on the way out."""
+    or ``DockerSandbox`` (strict), once its ``[environment.healthcheck]`` passed (else
+    ``HealthcheckFailed``). Everything is removed on the way out."""
     from agentrun.sandbox import remote
     from agentrun.sandbox.docker import DockerSandbox, connect
 
@@ -90,6 +92,7 @@ def start_sandbox(
             with HarborSandbox.for_task(
                 task, image, run_id=run_id, root=root, network=network, client=connect()
             ) as box:
+                environment_check(task, box, log, user=box.image_user)  # before the agent, as Harbor
                 yield box
         return
     with DockerSandbox.start(
@@ -103,6 +106,7 @@ def start_sandbox(
         root=run_dir / "sandbox",
         env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
     ) as sandbox:
+        environment_check(task, sandbox, log, user=None)
         yield sandbox
 
 

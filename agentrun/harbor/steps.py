@@ -1,7 +1,8 @@
 """Harbor 0.25's multi-step tasks (``[[steps]]``), run as its ``MultiStepTrial`` runs them.
 
 Each step in order, in the same agent container: ``steps/<name>/workdir/`` is copied into the
-workdir and its ``setup.sh`` run, the agent (or the oracle, with ``steps/<name>/solution/``)
+workdir and its ``setup.sh`` run, its ``healthcheck`` tried (``agentrun.harbor.healthcheck``;
+a failure ends the step with no reward, so the remaining steps are skipped), the agent (or the oracle, with ``steps/<name>/solution/``)
 is given ``steps/<name>/instruction.md`` within the step's agent timeout, the artifacts are
 collected into ``steps/<name>/artifacts/``, and the step is graded: ``tests/`` then
 ``steps/<name>/tests/`` in /tests, the step's ``test.sh`` (else the task's), the task's
@@ -24,8 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agentrun.errors import SandboxError
+from agentrun.errors import HealthcheckFailed, SandboxError
 from agentrun.harbor.collect import collect
+from agentrun.harbor.healthcheck import run_healthcheck
 from agentrun.harbor.sandbox import HarborSandbox
 from agentrun.harbor.verifier import VerifierOutcome, VerifierPlan, verify
 from agentrun.tasks import StepSection, TaskSpec
@@ -97,7 +99,7 @@ def _run_step(
 ) -> StepRecord:
     folder = run_dir / "steps" / step.name
     with sandbox.as_user(step.agent.user):  # setup.sh and the agent as the step's user, as Harbor
-        setup_error = _prepare(task, sandbox, step)
+        setup_error = _prepare(task, sandbox, step) or _step_healthcheck(sandbox, step, log)
         if setup_error:
             return StepRecord(name=step.name, stop_reason="error", error=setup_error)
         instruction = (task.step_dir(step.name) / "instruction.md").read_text()
@@ -133,6 +135,18 @@ def _prepare(task: TaskSpec, sandbox: HarborSandbox, step: StepSection) -> str |
     if result.exit_code == 0:
         return None
     return f"step {step.name!r} setup.sh exited {result.exit_code}: {result.output.strip()[-300:]}"
+
+
+def _step_healthcheck(sandbox: HarborSandbox, step: StepSection, log: Callable[[str], None]) -> str | None:
+    """The step's ``healthcheck`` after its setup.sh, as the step's agent user; why it failed, else None."""
+    if step.healthcheck is None:
+        return None
+    try:
+        tries = run_healthcheck(sandbox, step.healthcheck, what=f"step {step.name!r} healthcheck")
+    except HealthcheckFailed as exc:
+        return str(exc)
+    log(f"step {step.name}: healthcheck passed after {tries} tr{'y' if tries == 1 else 'ies'}")
+    return None
 
 
 def _archive_agent_logs(sandbox: HarborSandbox, dest: Path) -> None:

@@ -57,11 +57,13 @@ def test_oracle_gets_harbors_reward(
 ) -> None:
     harbor = _expected(name)["oracle"]
     result = probe_runs[(name, "oracle")]
-    assert result.profile == "harbor" and result.stop_reason in ("oracle", "verifier_timeout")
+    assert result.profile == "harbor" and result.stop_reason in ("oracle", "verifier_timeout", "error")
     assert result.reward == harbor["reward"], (result.error, result.rewards)
     assert (result.rewards or None) == harbor["rewards"]
     if harbor["exception"] == "VerifierTimeoutError":
         assert result.stop_reason == "verifier_timeout" and result.error
+    elif harbor["exception"] == "HealthcheckError":  # the environment never got ready: no agent
+        assert result.stop_reason == "error" and result.error.startswith("HealthcheckFailed: ")
     else:
         assert result.error is None
     assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={result.run_id}"})
@@ -97,6 +99,27 @@ def test_multi_step_runs_each_step_in_order_and_collects_its_artifacts(
     assert (steps / "extend" / "agent" / "oracle.txt").read_text() == "extend: done\n"
     nop = load_result(Path(probe_runs[("multi-step", "nop")].results_path))
     assert [s["name"] for s in nop["steps"]] == ["write"] and nop["rewards"] == {"reward": 0.0}
+
+
+def test_healthchecks_wait_for_the_environment_or_stop_the_run(
+    probe_runs: dict[tuple[str, str], Any],
+) -> None:
+    """[environment.healthcheck] before the agent (a slow service waited for; the tries counted
+    as Harbor counts them); one that never passes stops the run with one clear error and no
+    grade; a step's healthcheck that fails ends that step ungraded."""
+    never = probe_runs[("healthcheck-never", "oracle")]
+    assert never.error == (
+        "HealthcheckFailed: healthcheck failed after 2 consecutive retries: test -f /app/ready "
+        "(last try exited 1)"
+    )
+    assert not (Path(never.results_path) / "verifier").exists()  # nothing was graded
+    retries = probe_runs[("healthcheck-retries", "oracle")]
+    assert retries.rewards == {"reward": 1.0, "tries": 3.0}  # three tries, as root, before solve.sh
+    steps = load_result(Path(probe_runs[("healthcheck-step", "nop")].results_path))["steps"]
+    assert [(s["name"], s["rewards"]) for s in steps] == [("one", {"reward": 0.0}), ("two", None)]
+    assert "step 'two' healthcheck failed after 2 consecutive retries" in steps[1]["error"]
+    oracle = load_result(Path(probe_runs[("healthcheck-step", "oracle")].results_path))["steps"]
+    assert [s["rewards"] for s in oracle] == [{"reward": 1.0}, {"reward": 1.0}]
 
 
 def test_a_single_step_run_collects_the_publish_folder(probe_runs: dict[tuple[str, str], Any]) -> None:

@@ -101,7 +101,6 @@ def test_every_field_is_honoured_or_named_once():
     named = sorted(n.split(":")[0] for n in notes)
     assert named == sorted(
         [
-            "steps.healthcheck",
             "steps.agent.network_mode",
             "surprise",
             "task",
