@@ -119,10 +119,14 @@ def _dead_port() -> int:
 
 
 def test_unreachable_collector_does_not_fail_or_slow_a_run(tmp_path: Path, todo_image: str) -> None:
+    """Slow is judged on the run's own clocks (``agent_wall_s``, ``wall_s``), which leave out the
+    CLI's start-up: at load 20 on 2 cores the baseline CLI process took 72 s for an 11 s run, and
+    the old allowance (half the process time) outgrew what it was there to detect."""
     started = time.monotonic()
     baseline = run_cli("task", "todo-cli", "--results", str(tmp_path / "base"))
     baseline_s = time.monotonic() - started
     assert baseline.returncode == 0, baseline.stderr[-3000:]
+    base = load_result(only_run(tmp_path / "base"))["timings"]
     for protocol, endpoint in (
         ("http/protobuf", f"http://127.0.0.1:{_dead_port()}/v1/traces"),
         ("grpc", f"http://127.0.0.1:{_dead_port()}"),
@@ -141,7 +145,8 @@ def test_unreachable_collector_does_not_fail_or_slow_a_run(tmp_path: Path, todo_
         elapsed = time.monotonic() - started
         assert proc.returncode == 0, proc.stderr[-3000:]
         run_dir = only_run(tmp_path / protocol.replace("/", "-"))
-        assert load_result(run_dir)["hidden_tests"]["passed"] == 16
+        result = load_result(run_dir)
+        assert result["hidden_tests"]["passed"] == 16
         warnings = [
             line
             for line in proc.stderr.splitlines()
@@ -149,10 +154,16 @@ def test_unreachable_collector_does_not_fail_or_slow_a_run(tmp_path: Path, todo_
         ]
         assert len(warnings) <= 1, warnings
         # export timeouts are bounded, not per span: a wait per span would cost every span its
-        # 2 s export timeout; the bounded wait is at most the 4 s flush and one 2 s export
-        # (measured +1.4 s http, +3.9 s gRPC). Half the baseline on top is for load: one run's
-        # wall time swung 4.4-7.2 s here at load 4, more on a loaded 2-core CI machine
-        allowance = 6.0 + 0.5 * baseline_s
-        spans = len(read_jsonl(run_dir / "spans.jsonl"))
-        assert allowance < spans * 2.0 / 2, (allowance, spans)  # still far from what it looks for
-        assert elapsed < baseline_s + allowance, (elapsed, baseline_s, spans)
+        # 2 s export timeout, each model request's inside the agent loop (1-2 s long here). Half
+        # of that is the allowance, far above what load adds to a loop this short
+        timings, spans = result["timings"], len(read_jsonl(run_dir / "spans.jsonl"))
+        assert result["requests"] >= 3 and spans > result["requests"], (result["requests"], spans)
+        per_span_wait_s = 2.0
+        assert timings["agent_wall_s"] < base["agent_wall_s"] + result["requests"] * per_span_wait_s / 2, (
+            timings,
+            base,
+        )
+        assert timings["wall_s"] < base["wall_s"] + spans * per_span_wait_s / 2, (timings, base, spans)
+        # and nothing holds the process afterwards: the bounded flush is at most 4 s plus one
+        # 2 s export (measured +1.4 s http, +3.9 s gRPC); the baseline again on top is for load
+        assert elapsed < 2 * baseline_s + 6.0, (elapsed, baseline_s)
