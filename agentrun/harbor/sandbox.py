@@ -34,8 +34,8 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
 from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
+from agentrun.sandbox import checked_exec, owned, snapshots
 from agentrun.sandbox import container as ct
-from agentrun.sandbox import owned, snapshots
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
 from agentrun.sandbox.profiles import HARBOR
@@ -299,10 +299,7 @@ class HarborSandbox:
     def read_file(self, path: str) -> bytes:
         """Read a file as the container sees it (symlinks resolved inside, never on the host)."""
         self._check_open()
-        code, (out, err) = self.container.exec_run(["cat", "--", path], user="root", demux=True)
-        if code != 0:
-            raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
-        return out or b""
+        return checked_exec.cat_file(self.container, path, user="root", max_bytes=ct.MAX_READ_BYTES)
 
     def commit(self, message: str) -> str | None:
         """No host git history in this profile: the workspace lives in the container."""

@@ -26,7 +26,7 @@ from docker.errors import DockerException, ImageNotFound, NotFound
 
 from agentrun import liveness
 from agentrun.errors import DockerUnavailable, SandboxError
-from agentrun.sandbox import owned
+from agentrun.sandbox import checked_exec, owned
 from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 from agentrun.sandbox.channel import split_frames
 
@@ -39,7 +39,8 @@ MAX_READ_BYTES = 64 * 1024 * 1024  # a JUnit report or reward file larger than t
 NOT_RUNNING = (
     "Docker is not running: start it (e.g. `dockerd` or `systemctl start docker`) or set DOCKER_HOST"
 )
-# Lists the live processes of the exec's own uid other than itself (pid, command), one per line;
+# Lists the live processes of the exec's own uid other than itself and its checked_exec frame
+# (pid, command), one per line;
 # zombies are left out (already dead, waiting for tini to reap them).
 _LIST_MINE = (
     "import os\n"
@@ -52,7 +53,7 @@ _LIST_MINE = (
     "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' ')[:80]\n"
     "    except (OSError, IndexError, ValueError):\n"
     "        continue\n"
-    "    if uid == os.getuid() and int(pid) not in (1, me) and state != 'Z':\n"
+    "    if uid == os.getuid() and int(pid) not in (1, me, os.getppid()) and state != 'Z':\n"
     "        print(pid, cmd.decode(errors='replace'))\n"
 )
 
@@ -268,16 +269,7 @@ def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ
 
 
 def _cat(container: Any, path: str, user: str, max_bytes: int) -> bytes:
-    argv = ["head", "-c", str(max_bytes + 1), "--", path]
-    try:
-        code, (out, err) = container.exec_run(argv, user=user, demux=True)
-    except ENGINE_ERRORS as exc:  # e.g. the container has stopped
-        raise SandboxError(f"could not read {path} in {container.name}: {exc}") from exc
-    if code != 0:
-        raise FileNotFoundError(f"{path}: {(err or b'').decode(errors='replace').strip()}")
-    if len(out or b"") > max_bytes:
-        raise SandboxError(f"{path}: more than {max_bytes} bytes, not read")
-    return out or b""
+    return checked_exec.cat_file(container, path, user=user, max_bytes=max_bytes)
 
 
 def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None:
@@ -294,8 +286,11 @@ def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None
             return  # a stopped container has no processes left
         for _ in range(attempts):
             container.exec_run(["sh", "-c", "kill -9 -1 2>/dev/null; true"], user=user)
-            code, output = container.exec_run(["python3", "-I", "-c", _LIST_MINE], user=user)
-            left = (output or b"").decode(errors="replace").strip()
+            # checked whole: an empty listing the engine cut short would read as "none left"
+            code, output, _err = checked_exec.exec_checked(
+                container, ["python3", "-I", "-c", _LIST_MINE], user=user
+            )
+            left = output.decode(errors="replace").strip()
             if code == 0 and not left:
                 return
             time.sleep(0.1)
