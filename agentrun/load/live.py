@@ -19,7 +19,7 @@ from typing import Any
 from agentrun import interrupts
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
-from agentrun.load.records import Interrupted, RequestRecord, SessionRecord, tpot, usage_fields
+from agentrun.load.records import Interrupted, NotStarted, RequestRecord, SessionRecord, tpot, usage_fields
 from agentrun.messages import Completion
 from agentrun.runner import RunConfig, RunResult, run_task
 from agentrun.serving.admission import AdmissionGate
@@ -153,7 +153,7 @@ class LiveLoad:
         config = self.configs(i)
         sid, warm = f"s{i:04d}", i < self.plan.warmup
         self.progress.session_started()
-        failed = True
+        failed, started = True, True
         try:
             with interrupts.stop_scope(self.stop):
                 result = self._session(config)
@@ -167,8 +167,10 @@ class LiveLoad:
             with self._lock:
                 self.records.extend(records)
                 self.sessions.append(session)
+        except NotStarted:
+            failed, started = False, False
         finally:
-            self.progress.session_finished(failed=failed)
+            self.progress.session_finished(failed=failed, started=started)
 
     def _session(self, config: RunConfig) -> RunResult:
         """The session's run; one the load's Ctrl-C cut short, as its result.json tells it."""

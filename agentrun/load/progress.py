@@ -33,10 +33,11 @@ class LoadProgress:
         with self._lock:
             self.running += 1
 
-    def session_finished(self, *, failed: bool) -> None:
+    def session_finished(self, *, failed: bool, started: bool = True) -> None:
+        """``started=False``: the load's stop came while the session still waited for a place."""
         with self._lock:
             self.running -= 1
-            self.done += 1
+            self.done += int(started)
             self.failed += int(failed)
 
     def request_finished(self, ttft_s: float | None, *, ok: bool) -> None:

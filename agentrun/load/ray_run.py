@@ -34,6 +34,7 @@ from typing import Any
 from agentrun import interrupts
 from agentrun.config import RunConfig
 from agentrun.errors import UserError
+from agentrun.load.records import NotStarted
 from agentrun.results import RunResult
 from agentrun.serving.admission import AdmissionGate
 
@@ -63,6 +64,10 @@ class Ledger:
         return self.stopping
 
     def started(self, run_id: str, node: str) -> int:
+        """The attempt's number, or 0 once the load is stopping: a session Ray starts only now
+        (it was queued for a place) does not begin. One actor call, so no stop falls between."""
+        if self.stopping:
+            return 0
         self.attempts.setdefault(run_id, []).append(node)
         return len(self.attempts[run_id])
 
@@ -95,7 +100,8 @@ class GateProxy:
 
 
 def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
-    """One session on whichever node Ray chose: (node id, the run folder as a tar).
+    """One session on whichever node Ray chose: (node id, the run folder as a tar; empty when
+    the load stopped before the session could begin).
 
     The load's Ctrl-C reaches it through the ledger (``_watch_stop``): the run then ends at its
     next step as a local session does, and its folder (``interrupted``) still comes back."""
@@ -105,7 +111,8 @@ def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
 
     node = ray.get_runtime_context().get_node_id()
     config = RunConfig.model_validate_json(config_json)
-    ray.get(ledger.started.remote(config.run_id or "", node))
+    if not ray.get(ledger.started.remote(config.run_id or "", node)):
+        return node, b""  # the load stopped while this session waited for a place
     stop, done = threading.Event(), threading.Event()
     threading.Thread(target=_watch_stop, args=(ledger, stop, done), daemon=True).start()
     with tempfile.TemporaryDirectory(prefix="agentrun-ray-") as tmp:
@@ -184,6 +191,8 @@ class RaySessions:
                 self._stop_sent = True  # for every session, which read it from the ledger
                 ray.get(self.ledger.stop.remote())
         node, folder = ray.get(ref)
+        if not folder:
+            raise NotStarted(config.run_id)
         run_dir = (config.results_dir / (config.run_id or "run")).resolve()
         shutil.rmtree(run_dir, ignore_errors=True)
         run_dir.mkdir(parents=True)

@@ -88,6 +88,11 @@ def usage_fields(usage: dict[str, Any] | None) -> dict[str, int | None]:
     }
 
 
+class NotStarted(Exception):
+    """The load's stop came before this session began (it was still queued, e.g. waiting for a
+    place on a Ray cluster): it has no record, as a local session that never started."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) ended the load early: what finished, to be written all the same.
 

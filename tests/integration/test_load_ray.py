@@ -88,7 +88,11 @@ def test_live_load_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_
     sessions = document["sessions"]
     assert len(sessions) == SESSIONS  # every session accounted for
     assert all(s["stop_reason"] == "final_answer" for s in sessions), [s["stop_reason"] for s in sessions]
-    assert all(s["hidden_tests_passed"] == s["hidden_tests_total"] > 0 for s in sessions)
+    graded = [
+        (s["session"], s["node"][:8], s["engines_lost"], s["hidden_tests_passed"], s["hidden_tests_total"])
+        for s in sessions
+    ]
+    assert all(s["hidden_tests_passed"] == s["hidden_tests_total"] > 0 for s in sessions), graded
     assert len({s["node"] for s in sessions}) >= 2  # finished on at least two nodes, per session
     written = json.loads(folder.read_text())  # run_live_load gives the load.json path
     assert set(written) >= {"aggregates", "sessions", "plan", "server_series", "admission"}
@@ -102,24 +106,31 @@ def test_live_load_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_
 def test_ctrl_c_reaches_the_sessions_on_the_cluster(
     todo_image: str, docker_client: Any, tmp_path: Path
 ) -> None:
-    """Ctrl-C on `agentrun load --ray`: the two sessions running on a worker node end at their
-    next step (through the ledger actor), their folders still come back, no container is left."""
+    """Ctrl-C on `agentrun load --ray`: the two sessions running on the worker node (it has
+    places for two) end at their next step through the ledger actor, their folders still come
+    back, no container is left; the two still queued in Ray for a place never begin."""
     from agentrun_testsupport import signal_cli
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3)
     cluster.wait_for_nodes()
-    ids = {"s0000-todo-cli", "s0001-todo-cli"}
+    ids = {f"s000{i}-todo-cli" for i in range(4)}
+    seen: set[str] = set()
 
     def running() -> list[dict[str, Any]]:
         found = docker_client.api.containers(all=True, filters={"label": "agentrun=1"})
         return [c for c in found if c["Labels"].get("agentrun.run_id") in ids]
 
-    args = ["load", "todo-cli", "--sessions", "4", "--concurrency", "2", "--ray", cluster.address]
-    try:  # sent 2 s after both sessions have their containers: they are in their first turns
+    def two_running(_pid: int) -> bool:
+        now = {c["Labels"]["agentrun.run_id"] for c in running()}
+        seen.update(now)
+        return len(now) == 2
+
+    args = ["load", "todo-cli", "--sessions", "4", "--concurrency", "4", "--ray", cluster.address]
+    try:  # sent 2 s after two sessions have their containers: they are in their first turns
         done = signal_cli(
             *args, "--replay-token-delay", "0.02", "--results", str(tmp_path), "--no-report",
-            ready=lambda _pid: len(running()) == 2,
+            ready=two_running,
         )  # fmt: skip
     finally:
         cluster.shutdown()
@@ -130,7 +141,8 @@ def test_ctrl_c_reaches_the_sessions_on_the_cluster(
     document = json.loads((folder / "load.json").read_text())
     assert document["interrupted"] is True
     sessions = document["sessions"]
-    assert [s["session"] for s in sessions] == ["s0000", "s0001"]
+    assert len(seen) == 2 and {f"{s['session']}-todo-cli" for s in sessions} == seen, (seen, sessions)
+    assert {p.name for p in (folder / "runs").iterdir()} == seen  # the queued two left nothing
     for s in sessions:
         assert s["stop_reason"] == "interrupted" and s["node"], s
         result = json.loads((Path(s["run_dir"]) / "result.json").read_text())
