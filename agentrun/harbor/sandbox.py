@@ -22,7 +22,6 @@ import re
 import secrets
 import tarfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -261,25 +260,8 @@ class HarborSandbox:
     ) -> ExecResult:
         """Run ``sh -c command`` in the WORKDIR with a hard timeout (``timeout``, then kill)."""
         self._check_open()
-        client = ct.connect(timeout=int(timeout) + 60)
-        argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
-        started = time.perf_counter()
-        try:
-            exec_id = client.api.exec_create(
-                self.container.id, argv, user=user or self.user, workdir=self.workdir, environment=env or None
-            )
-            output = client.api.exec_start(exec_id, demux=False)
-            code = client.api.exec_inspect(exec_id)["ExitCode"]
-        except (APIError, DockerException) as exc:
-            raise SandboxError(f"exec in {self.container.name} failed: {exc}") from exc
-        finally:
-            client.close()
-        duration = time.perf_counter() - started
-        return ExecResult(
-            exit_code=int(code if code is not None else -1),
-            output=(output or b"").decode("utf-8", errors="replace"),
-            duration_s=duration,
-            timed_out=code in (124, 137) and duration >= timeout,
+        return ct.run_exec(
+            self.container, command, timeout=timeout, user=user or self.user, workdir=self.workdir, env=env
         )
 
     def put_dir(self, src: Path, dest: str) -> None:

@@ -182,15 +182,25 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-.")[:40] or "run"
 
 
-def run_exec(container: Any, command: str, *, timeout: float, user: str) -> ExecResult:
-    """Run ``sh -c command`` in /workspace with a hard timeout (the ``timeout`` binary, then kill)."""
+def run_exec(
+    container: Any,
+    command: str,
+    *,
+    timeout: float,
+    user: str,
+    workdir: str = "/workspace",
+    env: dict[str, str] | None = None,
+) -> ExecResult:
+    """Run ``sh -c command`` in ``workdir`` with a hard timeout (the ``timeout`` binary, then kill)."""
     client = connect(timeout=int(timeout) + 60)  # the default 60 s would cut long runs
     argv = ["timeout", "-k", "5", f"{timeout:g}", "sh", "-c", command]
     started = time.perf_counter()
     try:
-        exec_id = client.api.exec_create(container.id, argv, user=user, workdir="/workspace")
+        exec_id = client.api.exec_create(
+            container.id, argv, user=user, workdir=workdir, environment=env or None
+        )
         output = client.api.exec_start(exec_id, demux=False)
-        code = client.api.exec_inspect(exec_id)["ExitCode"]
+        code = exit_code(client.api, exec_id)
     except ENGINE_ERRORS as exc:
         raise SandboxError(f"exec in {container.name} failed: {exc}") from exc
     finally:
@@ -202,6 +212,17 @@ def run_exec(container: Any, command: str, *, timeout: float, user: str) -> Exec
         duration_s=duration,
         timed_out=code in (124, 137) and duration >= timeout,
     )
+
+
+def exit_code(api: Any, exec_id: Any, *, wait_s: float = 10.0) -> int | None:
+    """The exec's exit code. Its output stream can end before the engine has recorded the exit
+    (``Running`` still true, ``ExitCode`` null), so it is asked again for a moment."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        state = api.exec_inspect(exec_id)
+        if (not state.get("Running") and state.get("ExitCode") is not None) or time.monotonic() > deadline:
+            return state.get("ExitCode")
+        time.sleep(0.02)
 
 
 def exec_with_stdin(
@@ -223,7 +244,8 @@ def exec_with_stdin(
             response.close()
         sock.close()
     output = b"".join(payload for _, payload in split_frames(bytes(received))).decode(errors="replace")
-    return int(api.exec_inspect(exec_id)["ExitCode"] or 0), output
+    code = exit_code(api, exec_id)
+    return (-1 if code is None else int(code)), output
 
 
 def untar_into(api: Any, container_id: str, dest: str, tar: bytes, *, user: str) -> None:

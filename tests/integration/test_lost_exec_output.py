@@ -113,3 +113,26 @@ def _sleeping(box: DockerVerifier) -> list[str]:
         " and open(f'/proc/{p}/cmdline', 'rb').read() == b'sleep\\x00600\\x00'))"
     )
     return box.exec(f'python3 -c "{probe}"', timeout=30).output.split()
+
+
+class LateExit:
+    """The engine's API, except that its first ``late`` answers about an exec come before the
+    engine has recorded the exit: ``Running`` true and no ``ExitCode``, as it does under load."""
+
+    def __init__(self, api: Any, late: int) -> None:
+        self._api, self.late = api, late
+
+    def exec_inspect(self, exec_id: Any) -> dict[str, Any]:
+        state = dict(self._api.exec_inspect(exec_id))
+        if self.late > 0:
+            self.late -= 1
+            state.update(Running=True, ExitCode=None)
+        return state
+
+
+def test_an_exit_the_engine_has_not_recorded_yet_is_waited_for(verifier: DockerVerifier) -> None:
+    api = verifier.client.api
+    exec_id = api.exec_create(verifier.container.id, ["sh", "-c", "echo out; exit 3"], user=VERIFIER_USER)
+    assert api.exec_start(exec_id) == b"out\n"
+    late = LateExit(api, late=3)
+    assert ct.exit_code(late, exec_id) == 3 and late.late == 0  # not None (was: -1, or 0 after an untar)
