@@ -102,7 +102,6 @@ def serve(
 ) -> None:
     """Serve the replay model (scripted, not a real LLM) as an OpenAI-compatible server until Ctrl-C."""
     from agentrun.replay.build import build_server
-    from agentrun.replay.quiet_gc import QuietCollector
 
     loaded = _load_script(task, script, model)
     try:
@@ -130,9 +129,8 @@ def serve(
     console.print(_announcement(server, ttft=ttft, token_delay=token_delay, seed=seed))
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
-    server.collector = QuietCollector().install()  # this process is the server's own
     with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
+        server.serve_forever(own_process=True)
     counts = server.counters
     console.print(f"stopped after {counts['chat_requests']} chat requests ({counts['errors']} errors)")
 

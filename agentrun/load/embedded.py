@@ -98,14 +98,11 @@ def _serve_child(
     build: Callable[..., ReplayServer], args: tuple[Any, ...], kwargs: dict[str, Any], conn: Connection
 ) -> None:
     """The child's whole life: build the server, say where it listens, serve until terminated."""
-    from agentrun.replay.quiet_gc import QuietCollector
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the load's to handle
     server = build(*args, **kwargs).bind()
-    server.collector = QuietCollector().install()  # this process is the server's own
     conn.send((server.base_url, server.url))
     conn.close()
-    server.serve_forever()  # SIGTERM (the parent's terminate) ends the process
+    server.serve_forever(own_process=True)  # SIGTERM (the parent's terminate) ends the process
 
 
 @contextlib.contextmanager

@@ -6,8 +6,9 @@ that stall was the largest error left in the load benchmark (``bench/load_fideli
 p99 TTFT off the schedule by 45 ms and a token gap by 10 ms; without full collections 2.3 ms
 and 1.8 ms). Young generations still collect as usual, which frees what a request leaves
 behind; a full collection runs when the last stream in flight ends, at most every
-``min_interval_s``. ``agentrun replay serve`` turns it on: it owns its process. An embedded
-replay server shares the agent's or the load's process and leaves its collector alone.
+``min_interval_s``. ``agentrun replay serve`` and a load's embedded server (a child process)
+turn it on with ``ReplayServer.serve_forever(own_process=True)``: each owns its process. A
+replay server on a thread of a run's own process leaves that process's collector alone.
 """
 
 from __future__ import annotations

@@ -272,6 +272,14 @@ class ReplayServer(HTTPService):
         self._lock = threading.Lock()
         self.collector: QuietCollector | None = None  # `replay serve`: no full GC mid-stream
 
+    def serve_forever(self, *, own_process: bool = False) -> None:
+        """Serve until stopped. ``own_process``: the process is the server's alone (``replay
+        serve``, a load's embedded child), so no automatic full GC runs while streams are in
+        flight (``quiet_gc``); a server sharing its process with a client leaves GC alone."""
+        if own_process:
+            self.collector = QuietCollector().install()
+        super().serve_forever()
+
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
