@@ -87,12 +87,14 @@ class VerifierSection(_Section):
     timeout_sec: float = 600.0
     env: dict[str, str] = Field(default_factory=dict)
     user: str | int | None = None
+    network_mode: NetworkMode | None = None  # the verifier phase's network (agentrun.harbor.network)
     collect: list[CollectSection] = Field(default_factory=list)
 
 
 class AgentSection(_Section):
     timeout_sec: float = 1800.0
     user: str | int | None = None
+    network_mode: NetworkMode | None = None  # the agent phase's network (agentrun.harbor.network)
 
 
 class HealthcheckSection(_Section):
@@ -110,6 +112,7 @@ class HealthcheckSection(_Section):
 class StepAgentSection(_Section):
     timeout_sec: float | None = None  # None: the task's [agent] timeout_sec
     user: str | int | None = None
+    network_mode: NetworkMode | None = None  # None: the task's [agent] network_mode
 
 
 class StepSection(_Section):

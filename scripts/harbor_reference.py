@@ -7,7 +7,9 @@ Each task is copied with its Dockerfiles' FROM lines substituted by the probes' 
 Debian trixie container, driving this machine's Docker engine) with its oracle agent and
 with its no-op agent. Harbor's docker environment rejects network_mode "no-network" here
 (its enforcement needs a sidecar image that cannot be pulled), so the copies run with
-network_mode "public"; the record says so.
+network_mode "public"; the record says so. That covers the per-phase modes too ([agent] and
+[verifier] network_mode): Harbor enforces those with the same sidecar, so their probes are
+recorded with every phase public and assert only what holds either way.
 """
 
 from __future__ import annotations

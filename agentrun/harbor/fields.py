@@ -28,7 +28,7 @@ _FIELDS: dict[str, dict[str, str]] = {
     "agent": {
         "timeout_sec": HONOURED,
         "user": HONOURED,
-        "network_mode": "per-phase network policy is not supported: the environment's applies",
+        "network_mode": HONOURED,  # "allowlist" is checked in _value_notes
         "allowed_hosts": "host allowlists are not enforced: the network stays off",
     },
     "verifier": {
@@ -36,7 +36,7 @@ _FIELDS: dict[str, dict[str, str]] = {
         "env": HONOURED,
         "user": HONOURED,
         "environment_mode": HONOURED,  # "shared" only; "separate" is checked in _value_notes
-        "network_mode": "per-phase network policy is not supported: the environment's applies",
+        "network_mode": HONOURED,  # "allowlist" is checked in _value_notes
         "allowed_hosts": "host allowlists are not enforced: the network stays off",
         "environment": "a separate verifier environment is not supported: the verifier runs in a "
         "fresh container made from the agent's",
@@ -100,8 +100,8 @@ def _note(name: str, status: str | None) -> str:
 def _value_notes(section: str, value: Mapping[str, Any]) -> list[str]:
     """Fields agentrun honours for some values only."""
     notes = []
-    if section == "environment" and value.get("network_mode") == "allowlist":
-        notes.append("environment.network_mode: 'allowlist' is not enforced: the network stays off")
+    if section in ("environment", "agent", "verifier") and value.get("network_mode") == "allowlist":
+        notes.append(f"{section}.network_mode: 'allowlist' is not enforced: the network stays off")
     if section == "environment" and str(value.get("os", "linux")).lower() != "linux":
         notes.append(f"environment.os: {value['os']!r} is not supported: Linux containers only")
     if section == "verifier" and value.get("environment_mode") == "separate":

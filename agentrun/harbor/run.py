@@ -19,6 +19,7 @@ from agentrun.harbor.compose import compose_services, main_image, project_name
 from agentrun.harbor.fields import unsupported_fields
 from agentrun.harbor.healthcheck import environment_check
 from agentrun.harbor.imagemap import planned_substitutions
+from agentrun.harbor.network import compose_notes, explicit_mode, phase_network, switch, verifier_network
 from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
 from agentrun.harbor.sandbox import HarborSandbox
 from agentrun.harbor.steps import Act, combine, run_steps
@@ -48,10 +49,12 @@ def task_notes(
 ) -> tuple[list[str], list[str]]:
     """(fields not supported, images substituted), each said once in the run's output."""
     raw = tomllib.loads((task.path / "task.toml").read_text())
-    notes = unsupported_fields(raw)
+    notes = unsupported_fields(raw) + compose_notes(task)
     if task.config.profile == "strict":  # collection is the harbor profile's (agentrun.harbor.collect)
         notes += [f"{f}: not collected in the strict profile" for f in ("artifacts",) if raw.get(f)]
         notes += ["verifier.collect: not run in the strict profile"] if task.config.verifier.collect else []
+        phases = [f"{r}.network_mode" for r in ("agent", "verifier") if explicit_mode(task, r) is not None]
+        notes += [f"{p}: the strict profile keeps the environment's network" for p in phases]
     for note in notes:
         log(f"task.toml {note}")
     done = [
@@ -93,6 +96,8 @@ def start_sandbox(
                 task, image, run_id=run_id, root=root, network=network, client=connect()
             ) as box:
                 environment_check(task, box, log, user=box.image_user)  # before the agent, as Harbor
+                if not task.config.steps:  # a multi-step task's agent phases are its steps'
+                    switch(box, phase_network(task, "agent"))
                 yield box
         return
     with DockerSandbox.start(
@@ -134,8 +139,10 @@ def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: P
             result.stop_reason = "error"
             result.error = "a multi-step task is graded step by step; resuming one is not supported"
         return result.steps
+    switch(sandbox, task.config.environment.network)  # the agent phase is over: back to the environment's
     collect(task, sandbox, run_dir / "artifacts", project=project_name(result.run_id), log=lambda _m: None)
-    outcome = verify(task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=sandbox.network)
+    network = verifier_network(task, sandbox)
+    outcome = verify(task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=network)
     result.hidden_tests = outcome.tests
     if outcome.rewards is not None:
         result.rewards = dict(outcome.rewards.metrics)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from agentrun.errors import HealthcheckFailed, SandboxError
 from agentrun.harbor.collect import collect
 from agentrun.harbor.healthcheck import run_healthcheck
+from agentrun.harbor.network import phase_network, switch, verifier_network
 from agentrun.harbor.sandbox import HarborSandbox
 from agentrun.harbor.verifier import VerifierOutcome, VerifierPlan, verify
 from agentrun.tasks import StepSection, TaskSpec
@@ -106,11 +107,16 @@ def _run_step(
         timeout = (
             step.agent.timeout_sec if step.agent.timeout_sec is not None else task.config.agent.timeout_sec
         )
-        stop_reason = act(step, instruction, timeout)
+        switch(sandbox, phase_network(task, "agent", step))  # the step's agent phase, as Harbor's
+        try:
+            stop_reason = act(step, instruction, timeout)
+        finally:
+            switch(sandbox, task.config.environment.network)
     collect(task, sandbox, folder / "artifacts", step=step, project=project, log=log)
     try:
         outcome: VerifierOutcome | None = verify(
-            task, sandbox, run_id=run_id, root=folder / "verifier", network=sandbox.network,
+            task, sandbox, run_id=run_id, root=folder / "verifier",
+            network=verifier_network(task, sandbox, step),
             plan=step_plan(task, step), last=last,
         )  # fmt: skip
         error = outcome.error if outcome else None

@@ -122,6 +122,20 @@ def test_healthchecks_wait_for_the_environment_or_stop_the_run(
     assert [s["rewards"] for s in oracle] == [{"reward": 1.0}, {"reward": 1.0}]
 
 
+def test_each_phase_gets_its_own_network(probe_runs: dict[tuple[str, str], Any]) -> None:
+    """[agent]/[verifier] network_mode as Harbor's phase policy: the agent phase without a route
+    out in both probes, the verifier with one (named, or the environment's), the healthcheck
+    under the environment's. (Harbor's own record ran them all public: see harbor_reference.py.)"""
+    for name in ("verifier-network", "agent-network"):
+        run = Path(probe_runs[(name, "oracle")].results_path)
+        assert (run / "sandbox" / "logs" / "agent" / "oracle.txt").read_text() == "agent network: none\n"
+        stdout = run / "verifier" / "logs" / "verifier" / "test-stdout.txt"
+        assert stdout.read_text().startswith("verifier network: route"), name
+    run = Path(probe_runs[("agent-network", "oracle")].results_path)
+    routes = run / "artifacts" / "app" / "healthcheck-routes.txt"
+    assert int(routes.read_text()) >= 1  # the environment's network (public) before the agent phase
+
+
 def test_a_single_step_run_collects_the_publish_folder(probe_runs: dict[tuple[str, str], Any]) -> None:
     manifest = Path(probe_runs[("solve-only", "oracle")].results_path) / "artifacts" / "manifest.json"
     assert [e["source"] for e in json.loads(manifest.read_text())] == ["/logs/artifacts"]

@@ -101,7 +101,6 @@ def test_every_field_is_honoured_or_named_once():
     named = sorted(n.split(":")[0] for n in notes)
     assert named == sorted(
         [
-            "steps.agent.network_mode",
             "surprise",
             "task",
             "verifier.environment_mode",
@@ -171,7 +170,14 @@ def test_find_tasks_takes_tasks_and_datasets_once_each(tmp_path):
     from agentrun.harbor.batch import find_tasks
 
     tasks = find_tasks([PROBES, PROBES / "ctrf"])
-    assert [t.name for t in tasks][:4] == ["app-result", "compose-db", "compose-only", "ctrf"]
+    names = [t.name for t in tasks]
+    assert names == sorted(names) and names[:5] == [
+        "agent-network",
+        "app-result",
+        "compose-db",
+        "compose-only",
+        "ctrf",
+    ]
     assert (
         len(tasks)
         == len({t.name for t in tasks})
