@@ -1,8 +1,9 @@
 """The embedded replay model for a load: started once, shared by every session.
 
-Live load: one ``ReplayServer`` per distinct task (its script is the task's reference
-solution), each with a KV-cache simulator so ``/metrics`` has prefix-cache and running
-series. Replay load: one server answering every recorded request with the reply that was
+Live load: one ``ReplayServer`` for all its tasks (each task's reference solution is the
+script section its instruction opens, ``script_for_tasks``), with a KV-cache simulator so
+``/metrics`` has prefix-cache and running series: a mixed load meets one server and one
+cache, as it would on a real deployment. Replay load: one server answering every recorded request with the reply that was
 recorded for it (``RecordedReplies``), so the replay model generates as many tokens as the
 recorded model did, at the server's known TTFT and token delay.
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from agentrun.errors import AgentrunError
+from agentrun.errors import AgentrunError, UserError
 from agentrun.load.workload import PreparedSession, Workload
 from agentrun.replay import (
     GPU_KV_TOKENS,
@@ -86,11 +87,7 @@ def _recorded_server(workload: Workload, *, ttft: float, token_delay: float) -> 
     return ReplayServer(script, ttft=ttft, token_delay=token_delay, fault_injector=injector, cache=cache)
 
 
-def _task_server(task: str, *, ttft: float, token_delay: float) -> ReplayServer:
-    from agentrun import replay
-    from agentrun.tasks import load_task
-
-    script = replay.script_from_task(load_task(task), model_name=REPLAY_MODEL)
+def _script_server(script: Script, *, ttft: float, token_delay: float) -> ReplayServer:
     return build_server(script, ttft=ttft, token_delay=token_delay)
 
 
@@ -143,16 +140,18 @@ def replay_endpoint(workload: Workload, *, ttft: float, token_delay: float) -> I
 
 @contextlib.contextmanager
 def task_endpoints(tasks: Sequence[str], *, ttft: float, token_delay: float) -> Iterator[dict[str, Endpoint]]:
-    """One replay server per distinct task for a live load, all started before the first session."""
+    """One replay server for every task of a live load (each session's first message says
+    which task it plays), started before the first session, as one server a real load meets."""
     from agentrun import replay
+    from agentrun.tasks import load_task
 
-    with contextlib.ExitStack() as stack:
-        servers = {
-            name: stack.enter_context(_child_server(_task_server, name, ttft=ttft, token_delay=token_delay))
-            for name in dict.fromkeys(tasks)
-        }
-        urls = tuple(url for _, url in servers.values())
-        yield {name: Endpoint(base, REPLAY_MODEL, replay.LABEL, urls) for name, (base, _) in servers.items()}
+    distinct = tuple(dict.fromkeys(tasks))
+    try:
+        script = replay.script_for_tasks([load_task(t) for t in distinct], model_name=REPLAY_MODEL)
+    except ValueError as exc:  # two tasks the one script cannot tell apart
+        raise UserError(f"the embedded replay model cannot play these tasks in one load: {exc}") from None
+    with _child_server(_script_server, script, ttft=ttft, token_delay=token_delay) as (base, url):
+        yield dict.fromkeys(distinct, Endpoint(base, REPLAY_MODEL, replay.LABEL, (url,)))
 
 
 def prepared(workload: Workload, model: str) -> list[PreparedSession]:

@@ -197,7 +197,7 @@ def run_replay_load(
 def _live_endpoints(
     tasks: list[str], target: Target
 ) -> contextlib.AbstractContextManager[dict[str, Endpoint]]:
-    """One endpoint per task: the same user/local server for all, or a replay server per task."""
+    """Each task's endpoint: the user's (or local) server, or the one embedded replay server."""
     if target.base_url is None and target.model is None:
         return task_endpoints(tasks, ttft=target.replay_ttft, token_delay=target.replay_token_delay)
 
@@ -250,11 +250,10 @@ def run_live_load(
     gate = AdmissionGate(kv_budget) if kv_budget and sessions is None else None
     with _live_endpoints(tasks, target) as endpoints:
         first = endpoints[tasks[0]]
-        embedded = target.base_url is None and target.model is None
+        embedded = first.metrics_urls[0] if target.base_url is None and target.model is None else None
 
         def config(i: int) -> RunConfig:
             task, endpoint = tasks[i % len(tasks)], endpoints[tasks[i % len(tasks)]]
-            per_task_metrics = endpoint.metrics_urls[list(endpoints).index(task)] if embedded else None
             return RunConfig(
                 task=task,
                 mode=mode,  # type: ignore[arg-type]
@@ -265,7 +264,7 @@ def run_live_load(
                 results_dir=runs_dir,
                 seed=plan.seed + i // len(tasks),
                 run_id=f"s{i:04d}-{task}",
-                server_metrics=per_task_metrics or target.server_metrics,
+                server_metrics=embedded or target.server_metrics,
                 otlp_endpoint=measure.otlp.get("otlp_endpoint"),
                 otlp_protocol=measure.otlp.get("otlp_protocol"),
                 docker_hosts=docker_hosts or [],

@@ -45,7 +45,7 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, name="metrics-sampler", daemon=True)
 
     def scrape(self) -> None:
-        """One sample now (summed over the probes: one server per task for the replay model)."""
+        """One sample now (summed over the probes when there are several)."""
         taken = time.perf_counter() - self.t0
         values: dict[str, float] = {}
         for probe in self.probes:

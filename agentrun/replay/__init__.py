@@ -9,7 +9,7 @@ that reports cached tokens and serves ``/metrics``. Everything it says is labell
 
 ::
 
-    script.py     Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task
+    script.py     Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task (and _for_tasks)
     server.py     ReplayServer: the HTTP server
     hooks.py      its hook protocols (TurnMutator, PromptCache) and RequestRecord
     reply.py      Reply: a turn as the deltas, finish reason and usage a vLLM server would send
@@ -32,6 +32,7 @@ from agentrun.replay.script import (
     ScriptTurn,
     TurnPlan,
     plan_turn,
+    script_for_tasks,
     script_from_task,
     tokenize,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "build_server",
     "describe",
     "plan_turn",
+    "script_for_tasks",
     "script_from_task",
     "tokenize",
 ]

@@ -260,6 +260,25 @@ def script_from_task(task: TaskSpec, *, model_name: str = "replay") -> Script:
     return Script(turns=turns, model_name=model_name)
 
 
+def script_for_tasks(tasks: Sequence[TaskSpec], *, model_name: str = "replay") -> Script:
+    """One script playing several tasks (a mixed load on one replay server): each task's turns
+    are the section its instruction opens, as a multi-step task's steps are.
+
+    Raises ``ValueError`` when two tasks open with the same instruction (which one a session is
+    could not be told from its messages)."""
+    if len(tasks) == 1:
+        return script_from_task(tasks[0], model_name=model_name)
+    sections: dict[str, list[ScriptTurn]] = {}
+    owner: dict[str, str] = {}
+    for task in tasks:
+        one = script_from_task(task, model_name=model_name)
+        for key, turns in (one.sections or {task.instruction.strip(): one.turns}).items():
+            if key in owner:
+                raise ValueError(f"tasks {owner[key]} and {task.name} open with the same instruction")
+            sections[key], owner[key] = turns, task.name
+    return Script(turns=[], model_name=model_name, sections=sections)
+
+
 def _step_sections(task: TaskSpec) -> dict[str, list[ScriptTurn]]:
     """A multi-step task: per step's instruction, its solve.sh (else the task's) typed into the
     shell, then a final answer; each step is a new conversation, as Harbor gives it."""

@@ -48,6 +48,27 @@ def test_four_live_sessions_two_at_a_time(tmp_path: Path, todo_image: str, docke
     assert (folder / "report.html").exists()
 
 
+def test_a_mixed_load_meets_one_embedded_server(tmp_path: Path, todo_image: str, docker_client: Any) -> None:
+    """Two tasks in one load on the embedded replay model: one server and one prefix cache for
+    both (as a real deployment), each session played its own task's reference solution."""
+    from agentrun.sandbox.images import ensure_task_image
+    from agentrun.tasks import load_task
+
+    ensure_task_image(load_task("greet-cli"))
+    args = ["load", "todo-cli", "greet-cli", "--sessions", "4", "--concurrency", "2", "--no-report"]
+    args += ["--replay-ttft", "0.005", "--replay-token-delay", "0.0002", "--sample-interval", "0.5"]
+    proc = run_cli(*args, "--results", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (folder,) = [p for p in tmp_path.iterdir() if (p / "load.json").exists()]
+    document = json.loads((folder / "load.json").read_text())
+    sessions = document["sessions"]
+    assert sorted(s["source"] for s in sessions) == ["greet-cli", "greet-cli", "todo-cli", "todo-cli"]
+    assert all(s["hidden_tests_passed"] == s["hidden_tests_total"] > 0 for s in sessions), sessions
+    runs = [json.loads((Path(s["run_dir"]) / "result.json").read_text()) for s in sessions]
+    assert len({r["base_url"] for r in runs}) == 1
+    assert len(document["server"]["metrics_urls"]) == 1 and document["server_series"]
+
+
 def _mine(docker_client: Any, pid: int) -> list[dict[str, Any]]:
     containers = docker_client.api.containers(all=True, filters={"label": "agentrun=1"})
     return [c for c in containers if c["Labels"].get("agentrun.owner.pid") == str(pid)]

@@ -14,6 +14,7 @@ from agentrun.replay import (
     ScriptTurn,
     TurnPlan,
     plan_turn,
+    script_for_tasks,
     script_from_task,
     tokenize,
 )
@@ -215,3 +216,27 @@ def test_a_multi_step_task_gets_a_section_per_step_typing_its_solve_sh():
     write = script.sections[(task.step_dir("write") / "instruction.md").read_text().strip()]
     assert "echo beta >> /app/notes.txt" in str(write[0].tool_calls[0].arguments)
     assert write[-1].content and not write[-1].tool_calls
+
+
+def test_one_script_plays_several_tasks_each_to_its_own_conversation(tmp_path: Path) -> None:
+    """A mixed load on one replay server: a session's first user message (its task's
+    instruction) picks its task's turns; a multi-step task brings its step sections along."""
+    todo, greet = load_task("todo-cli"), load_task("greet-cli")
+    steps = load_task(str(Path(__file__).resolve().parents[2] / "fixtures" / "harbor_tasks" / "multi-step"))
+    script = script_for_tasks([todo, greet, steps])
+    assert script.turns == [] and len(script.sections) == 2 + len(steps.config.steps or [])
+    for task in (todo, greet):
+        alone = script_from_task(task).turns
+        asked = [{"role": "system", "content": "sys"}, {"role": "user", "content": task.instruction}]
+        assert [script.turn(i, asked) for i in range(len(alone))] == alone
+        assert script.turn(len(alone), asked) == CLOSING_TURN
+    assert script_for_tasks([todo]) == script_from_task(todo)  # one task: its own script
+
+
+def test_two_tasks_with_the_same_instruction_cannot_share_a_script(tmp_path: Path) -> None:
+    import shutil
+
+    twin = tmp_path / "todo-twin"
+    shutil.copytree(load_task("todo-cli").path, twin)
+    with pytest.raises(ValueError, match="todo-cli and todo-twin open with the same instruction"):
+        script_for_tasks([load_task("todo-cli"), load_task(str(twin))])
