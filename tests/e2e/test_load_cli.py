@@ -52,12 +52,28 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], needl
     _one_line_error(run_cli("load", *args, "--results", str(tmp_path)), needle)
 
 
+def _a_request_finished(results: Path) -> bool:
+    """A span line in some session's traces file: the load has finished one request."""
+    return any(f.stat().st_size > 0 for f in results.glob("*/traces/*.spans.jsonl"))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupted_replay_writes_what_finished(tmp_path: Path, sig: int) -> None:
     """Ctrl-C mid-load: exit 130, no traceback, and load.json from every request that finished."""
     args = ["load", "--replay", "todo-cli", "--concurrency", "4", "--sessions", "8"]
-    # 6 s: start-up, then a few requests of the first sessions (recorded think time)
-    done = signal_cli(*args, "--replay-token-delay", "0.01", "--results", str(tmp_path), sig=sig, settle=6.0)
+    # sent 1 s after the first request's span is written, not at a fixed 6 s after the spawn: the
+    # CLI's start-up alone can take longer than that on a loaded machine. The sessions last about
+    # 40 s each (11 requests at 0.01 s a token), so they are mid-way then
+    done = signal_cli(
+        *args,
+        "--replay-token-delay",
+        "0.01",
+        "--results",
+        str(tmp_path),
+        sig=sig,
+        ready=lambda _pid: _a_request_finished(tmp_path),
+        settle=1.0,
+    )
     out, err = done.stdout, done.stderr
     assert done.returncode == 130, err[-2000:]
     assert "Traceback" not in out + err and "load.json has what finished" in " ".join(err.split())
