@@ -83,20 +83,6 @@ def _as_entries(value: Any) -> Any:
 Artifacts = Annotated[list[ArtifactSection], BeforeValidator(_as_entries)]
 
 
-class VerifierSection(_Section):
-    timeout_sec: float = 600.0
-    env: dict[str, str] = Field(default_factory=dict)
-    user: str | int | None = None
-    network_mode: NetworkMode | None = None  # the verifier phase's network (agentrun.harbor.network)
-    collect: list[CollectSection] = Field(default_factory=list)
-
-
-class AgentSection(_Section):
-    timeout_sec: float = 1800.0
-    user: str | int | None = None
-    network_mode: NetworkMode | None = None  # the agent phase's network (agentrun.harbor.network)
-
-
 class HealthcheckSection(_Section):
     """``[environment.healthcheck]`` or a step's ``healthcheck`` (Harbor 0.25's ``HealthcheckConfig``,
     Docker HEALTHCHECK's options), run by ``agentrun.harbor.healthcheck``."""
@@ -107,27 +93,6 @@ class HealthcheckSection(_Section):
     start_period_sec: float = 0.0
     start_interval_sec: float = 5.0
     retries: int = 3
-
-
-class StepAgentSection(_Section):
-    timeout_sec: float | None = None  # None: the task's [agent] timeout_sec
-    user: str | int | None = None
-    network_mode: NetworkMode | None = None  # None: the task's [agent] network_mode
-
-
-class StepSection(_Section):
-    """One ``[[steps]]`` entry of a multi-step task (Harbor 0.25's ``StepConfig``)."""
-
-    name: str = Field(pattern=r'^[^<>:"/\\|?*\x00-\x1f\x7f]*[^<>:"/\\|?*\x00-\x1f\x7f. ]$')
-    agent: StepAgentSection = Field(default_factory=StepAgentSection)
-    verifier: VerifierSection = Field(default_factory=VerifierSection)  # its timeout: 600 s unless set
-    min_reward: float | dict[str, float] | None = None
-    artifacts: Artifacts = Field(default_factory=list)
-    healthcheck: HealthcheckSection | None = None  # after the step's setup.sh, before its agent
-
-
-class SolutionSection(_Section):
-    env: dict[str, str] = Field(default_factory=dict)
 
 
 class EnvironmentSection(_Section):
@@ -162,6 +127,54 @@ class EnvironmentSection(_Section):
         if self.network_mode is not None:
             return self.network_mode == "public"
         return bool(self.allow_internet)
+
+
+class VerifierSection(_Section):
+    timeout_sec: float = 600.0
+    env: dict[str, str] = Field(default_factory=dict)
+    user: str | int | None = None
+    network_mode: NetworkMode | None = None  # the verifier phase's network (agentrun.harbor.network)
+    # a verifier of its own (agentrun.harbor.separate): "separate", or implied by an environment
+    environment_mode: Literal["shared", "separate"] | None = None
+    environment: EnvironmentSection | None = None
+
+    @model_validator(mode="after")
+    def _mode_and_environment_agree(self) -> VerifierSection:
+        if self.environment_mode == "shared" and self.environment is not None:
+            raise ValueError(
+                "[verifier].environment_mode='shared' is incompatible with [verifier.environment]; "
+                "either omit the environment or set environment_mode='separate'"
+            )
+        return self
+
+    collect: list[CollectSection] = Field(default_factory=list)
+
+
+class AgentSection(_Section):
+    timeout_sec: float = 1800.0
+    user: str | int | None = None
+    network_mode: NetworkMode | None = None  # the agent phase's network (agentrun.harbor.network)
+
+
+class StepAgentSection(_Section):
+    timeout_sec: float | None = None  # None: the task's [agent] timeout_sec
+    user: str | int | None = None
+    network_mode: NetworkMode | None = None  # None: the task's [agent] network_mode
+
+
+class StepSection(_Section):
+    """One ``[[steps]]`` entry of a multi-step task (Harbor 0.25's ``StepConfig``)."""
+
+    name: str = Field(pattern=r'^[^<>:"/\\|?*\x00-\x1f\x7f]*[^<>:"/\\|?*\x00-\x1f\x7f. ]$')
+    agent: StepAgentSection = Field(default_factory=StepAgentSection)
+    verifier: VerifierSection = Field(default_factory=VerifierSection)  # its timeout: 600 s unless set
+    min_reward: float | dict[str, float] | None = None
+    artifacts: Artifacts = Field(default_factory=list)
+    healthcheck: HealthcheckSection | None = None  # after the step's setup.sh, before its agent
+
+
+class SolutionSection(_Section):
+    env: dict[str, str] = Field(default_factory=dict)
 
 
 class AgentrunSection(BaseModel):

@@ -35,11 +35,10 @@ _FIELDS: dict[str, dict[str, str]] = {
         "timeout_sec": HONOURED,
         "env": HONOURED,
         "user": HONOURED,
-        "environment_mode": HONOURED,  # "shared" only; "separate" is checked in _value_notes
+        "environment_mode": HONOURED,
         "network_mode": HONOURED,  # "allowlist" is checked in _value_notes
         "allowed_hosts": "host allowlists are not enforced: the network stays off",
-        "environment": "a separate verifier environment is not supported: the verifier runs in a "
-        "fresh container made from the agent's",
+        "environment": HONOURED,  # agentrun.harbor.separate
         "collect": HONOURED,
     },
     "solution": {"env": HONOURED},
@@ -104,11 +103,6 @@ def _value_notes(section: str, value: Mapping[str, Any]) -> list[str]:
         notes.append(f"{section}.network_mode: 'allowlist' is not enforced: the network stays off")
     if section == "environment" and str(value.get("os", "linux")).lower() != "linux":
         notes.append(f"environment.os: {value['os']!r} is not supported: Linux containers only")
-    if section == "verifier" and value.get("environment_mode") == "separate":
-        notes.append(
-            "verifier.environment_mode: 'separate' is not supported: the verifier runs in a fresh "
-            "container made from the agent's"
-        )
     return notes
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from docker.errors import APIError, DockerException
 
 from agentrun.errors import SandboxError
+from agentrun.harbor.separate import definition
 from agentrun.tasks import StepSection, TaskSpec
 
 Role = Literal["agent", "verifier"]
@@ -40,7 +41,12 @@ def phase_network(task: TaskSpec, role: Role, step: StepSection | None = None) -
 
 
 def verifier_network(task: TaskSpec, sandbox: Any, step: StepSection | None = None) -> bool | str:
-    """The network the verifier's container starts on: the compose project's, else its phase's."""
+    """The network the verifier's container starts on: a separate verifier's phase's (over its
+    own environment's), else the compose project's, else its phase's."""
+    found = definition(task, step)
+    if found is not None:
+        mode = explicit_mode(task, "verifier", step)
+        return found.config.network if mode is None else mode == "public"
     if isinstance(sandbox.network, str):
         return sandbox.network
     return phase_network(task, "verifier", step)

@@ -22,6 +22,7 @@ from agentrun.harbor.imagemap import planned_substitutions
 from agentrun.harbor.network import compose_notes, explicit_mode, phase_network, switch, verifier_network
 from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
 from agentrun.harbor.sandbox import HarborSandbox
+from agentrun.harbor.separate import definition, for_grade, verifier_images
 from agentrun.harbor.steps import Act, combine, run_steps
 from agentrun.harbor.verifier import verify
 from agentrun.rewards import primary_reward
@@ -55,12 +56,21 @@ def task_notes(
         notes += ["verifier.collect: not run in the strict profile"] if task.config.verifier.collect else []
         phases = [f"{r}.network_mode" for r in ("agent", "verifier") if explicit_mode(task, r) is not None]
         notes += [f"{p}: the strict profile keeps the environment's network" for p in phases]
+        notes += (
+            ["verifier.environment: the strict profile grades in its own way"] if definition(task) else []
+        )
     for note in notes:
         log(f"task.toml {note}")
+    verifiers = [p for p in [task.tests_dir, *sorted(task.path.glob("steps/*/tests"))] if p.is_dir()]
     done = [
         f"{s.file}: {s.original} -> {s.replacement}"
         for dockerfile in sorted(task.environment_dir.rglob("Dockerfile"))
         for s in planned_substitutions(dockerfile, image_map, root=task.environment_dir)
+    ] + [  # a separate verifier's, built from tests/ (agentrun.harbor.separate)
+        f"{s.file}: {s.original} -> {s.replacement}"
+        for folder in verifiers
+        if (folder / "Dockerfile").is_file()
+        for s in planned_substitutions(folder / "Dockerfile", image_map, root=task.path)
     ]
     for line in done:
         log(f"image map: {line}")
@@ -95,6 +105,9 @@ def start_sandbox(
             with HarborSandbox.for_task(
                 task, image, run_id=run_id, root=root, network=network, client=connect()
             ) as box:
+                box.verifier_images = verifier_images(
+                    task, image, client=box.client, image_map=image_map, log=log
+                )
                 environment_check(task, box, log, user=box.image_user)  # before the agent, as Harbor
                 if not task.config.steps:  # a multi-step task's agent phases are its steps'
                     switch(box, phase_network(task, "agent"))
@@ -141,8 +154,10 @@ def grade_harbor(result: Any, task: TaskSpec, sandbox: HarborSandbox, run_dir: P
         return result.steps
     switch(sandbox, task.config.environment.network)  # the agent phase is over: back to the environment's
     collect(task, sandbox, run_dir / "artifacts", project=project_name(result.run_id), log=lambda _m: None)
-    network = verifier_network(task, sandbox)
-    outcome = verify(task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=network)
+    network, separate = verifier_network(task, sandbox), for_grade(task, sandbox)
+    outcome = verify(
+        task, sandbox, run_id=result.run_id, root=run_dir / "verifier", network=network, separate=separate
+    )
     result.hidden_tests = outcome.tests
     if outcome.rewards is not None:
         result.rewards = dict(outcome.rewards.metrics)

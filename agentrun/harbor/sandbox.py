@@ -82,6 +82,7 @@ class HarborSandbox:
         self.client, self.container, self.root = client, container, root
         self.user, self.workdir = user, workdir
         self.image_user = user  # the image's own USER; ``for_task`` sets it when the task names another
+        self.verifier_images: dict[str, str] = {}  # separate verifiers' images ("": the task's; a step's)
         self.network: bool | str = False  # as started: off, the default bridge, or a compose network
         self.logs_dir = root / "logs"
         self._final_diff: str | None = None

@@ -30,6 +30,7 @@ from agentrun.harbor.collect import collect
 from agentrun.harbor.healthcheck import run_healthcheck
 from agentrun.harbor.network import phase_network, switch, verifier_network
 from agentrun.harbor.sandbox import HarborSandbox
+from agentrun.harbor.separate import for_grade
 from agentrun.harbor.verifier import VerifierOutcome, VerifierPlan, verify
 from agentrun.tasks import StepSection, TaskSpec
 
@@ -117,7 +118,7 @@ def _run_step(
         outcome: VerifierOutcome | None = verify(
             task, sandbox, run_id=run_id, root=folder / "verifier",
             network=verifier_network(task, sandbox, step),
-            plan=step_plan(task, step), last=last,
+            plan=step_plan(task, step), last=last, separate=for_grade(task, sandbox, step),
         )  # fmt: skip
         error = outcome.error if outcome else None
     except SandboxError as exc:

@@ -5,7 +5,8 @@ container starts from that snapshot with a new, empty ``/logs`` from the host an
 emptied and filled from the task, runs ``/tests/test.sh`` as ``[verifier] user`` (else the
 image's user) with ``[verifier] env`` within ``[verifier] timeout_sec``, and the rewards are read
 as Harbor reads them (``agentrun.rewards``). A reward file the agent wrote, a process it left
-running or a /tests it planted cannot reach the grade.
+running or a /tests it planted cannot reach the grade. A separate verifier
+(``agentrun.harbor.separate``) starts from its own image instead, given the collected artifacts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentrun.errors import SandboxError
 from agentrun.harbor.oracle import env_prefix
-from agentrun.harbor.sandbox import HarborSandbox, resolve_env
+from agentrun.harbor.sandbox import HarborSandbox, image_defaults, resolve_env
+from agentrun.harbor.separate import Separate, upload_artifacts
 from agentrun.messages import Tally
 from agentrun.rewards import REWARD_JSON, REWARD_TXT, RewardParseError, Rewards, parse_ctrf, parse_rewards
 from agentrun.tasks import TaskSpec
@@ -81,40 +83,50 @@ def verify(
     network: bool | str,
     plan: VerifierPlan | None = None,
     last: bool = True,
+    separate: Separate | None = None,
 ) -> VerifierOutcome:
     """Snapshot the agent's container, grade in a fresh one, remove both (``last=False``: the
-    agent's container is only paused for the snapshot and goes on to the next step)."""
+    agent's container is only paused for the snapshot and goes on to the next step). With
+    ``separate`` the fresh container is the separate verifier's, given the collected artifacts."""
     plan = plan or task_plan(task)
     snapshot = sandbox.snapshot(run_id, root.parent, stop=last)  # root: <run dir>/verifier
     if last:
         sandbox.close()
-    env = task.config.environment
-    user = str(plan.user) if plan.user is not None else sandbox.image_user
+    image, env, workdir, user = snapshot, task.config.environment, sandbox.workdir, sandbox.image_user
+    if separate is not None:
+        image, env = separate.image, separate.config
+        user, image_workdir = image_defaults(sandbox.client, image)
+        workdir = env.workdir or image_workdir
     try:
         with HarborSandbox.start(
-            snapshot,
+            image,
             run_id=run_id,
             root=root,
-            user=user,
-            workdir=sandbox.workdir,
+            user=str(plan.user) if plan.user is not None else user,
+            workdir=workdir,
             network=network,
             cpus=env.cpus,
             memory_mb=env.memory_mb,
             pids_limit=task.config.agentrun.pids_limit,
+            env=resolve_env(env.env, dict(os.environ)) if separate else None,
             role="verifier",
             client=sandbox.client,
         ) as box:
-            return _run_tests(task, box, plan)
+            if separate is not None:
+                upload_artifacts(box, root.parent / "artifacts")
+            return _run_tests(task, box, plan, bundled=bool(separate and separate.bundled))
     finally:
         with contextlib.suppress(NotFound, APIError, DockerException):
             sandbox.client.images.remove(snapshot, force=True)
 
 
-def _run_tests(task: TaskSpec, box: HarborSandbox, plan: VerifierPlan) -> VerifierOutcome:
-    cleared = box.exec("rm -rf /tests && mkdir -p /tests /logs/verifier", timeout=60, user="root")
+def _run_tests(task: TaskSpec, box: HarborSandbox, plan: VerifierPlan, *, bundled: bool) -> VerifierOutcome:
+    """``bundled``: the image has its own /tests (a separate verifier built from tests/)."""
+    prepare = "mkdir -p /logs/verifier" if bundled else "rm -rf /tests && mkdir -p /tests /logs/verifier"
+    cleared = box.exec(prepare, timeout=60, user="root")
     if cleared.exit_code != 0:
         raise SandboxError(f"could not prepare /tests for the verifier: {cleared.output.strip()[:200]}")
-    for folder in plan.tests:
+    for folder in () if bundled else plan.tests:
         box.put_dir(folder, "/tests")
     timeout = plan.timeout_sec
     env = resolve_env(plan.env, dict(os.environ))

@@ -136,6 +136,17 @@ def test_each_phase_gets_its_own_network(probe_runs: dict[tuple[str, str], Any])
     assert int(routes.read_text()) >= 1  # the environment's network (public) before the agent phase
 
 
+def test_a_separate_verifier_sees_only_the_artifacts(probe_runs: dict[tuple[str, str], Any]) -> None:
+    """[verifier.environment] with tests/Dockerfile: the tests run in that image, with its env,
+    and of the agent's files only the collected artifact is there (as in Harbor's record)."""
+    run = Path(probe_runs[("separate-verifier", "oracle")].results_path)
+    stdout = (run / "verifier" / "logs" / "verifier" / "test-stdout.txt").read_text()
+    assert stdout.startswith('{"reward": 1, "env": 1}') and "scratch.txt" not in stdout
+    assert (run / "artifacts" / "app" / "result.txt").read_text() == "42\n"
+    record = load_result(run)
+    assert "tests/Dockerfile: python:3.12-slim -> agentrun-sandbox:base" in record["image_substitutions"]
+
+
 def test_a_single_step_run_collects_the_publish_folder(probe_runs: dict[tuple[str, str], Any]) -> None:
     manifest = Path(probe_runs[("solve-only", "oracle")].results_path) / "artifacts" / "manifest.json"
     assert [e["source"] for e in json.loads(manifest.read_text())] == ["/logs/artifacts"]

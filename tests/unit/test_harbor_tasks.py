@@ -103,7 +103,6 @@ def test_every_field_is_honoured_or_named_once():
         [
             "surprise",
             "task",
-            "verifier.environment_mode",
             "environment.gpus",
             "environment.storage_mb",
             "environment.network_mode",
