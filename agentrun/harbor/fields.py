@@ -99,6 +99,10 @@ def _note(name: str, status: str | None) -> str:
 def _value_notes(section: str, value: Mapping[str, Any]) -> list[str]:
     """Fields agentrun honours for some values only."""
     notes = []
+    nested = value.get("environment") if section == "verifier" else None
+    if isinstance(nested, Mapping):  # a separate verifier's environment: [environment]'s fields
+        notes += [_note(f"verifier.environment.{n}", _FIELDS["environment"].get(n)) for n in nested]
+        notes += [f"verifier.{n}" for n in _value_notes("environment", nested)]
     if section in ("environment", "agent", "verifier") and value.get("network_mode") == "allowlist":
         notes.append(f"{section}.network_mode: 'allowlist' is not enforced: the network stays off")
     if section == "environment" and str(value.get("os", "linux")).lower() != "linux":

@@ -81,6 +81,13 @@ def test_the_fields_are_honoured_and_the_probe_loads():
     assert (
         unsupported_fields({"verifier": {"environment_mode": "separate", "environment": {"cpus": 1}}}) == []
     )
+    notes = unsupported_fields(
+        {"verifier": {"environment": {"cpus": 1, "gpus": 1, "network_mode": "allowlist"}}}
+    )
+    assert notes == [
+        "verifier.environment.gpus: GPUs are not given to the sandbox",
+        "verifier.environment.network_mode: 'allowlist' is not enforced: the network stays off",
+    ]
     task = load_task(str(PROBES / "separate-verifier"))
     found = definition(task)
     assert found is not None and found.bundled and found.config.env == {"CHECK_MODE": "separate"}
