@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -127,22 +126,6 @@ def test_oracle_applies_the_reference_solution(tmp_path: Path, todo_image: str) 
     assert result["requests"] == 0 and result["model"] == "oracle"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_http(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listening on {port}")
-
-
 def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image: str) -> None:
     """The CLI against a ``replay serve`` of its own: the server plays the flags' schedule and
     the run's recorded timings sit on it. Both delays are above ``replay serve``'s defaults
@@ -151,7 +134,6 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
     2 cores), so the upper bound is on the best request and half the ttft. How exact the clocks
     and the schedule are is judged in tests/integration/test_model_replay.py."""
     ttft, delay = 0.15, 0.003
-    port = _free_port()
     server = subprocess.Popen(
         agentrun_cmd(
             "replay",
@@ -159,7 +141,7 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
             "--task",
             "todo-cli",
             "--port",
-            str(port),
+            "0",  # the server picks a free port and prints its URL: no port to race anyone for
             "--ttft",
             str(ttft),
             "--token-delay",
@@ -170,8 +152,9 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
         text=True,
     )
     try:
-        _wait_http(port)
-        base_url = f"http://127.0.0.1:{port}/v1"
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()  # printed once it listens
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1"), base_url
         proc = run_cli(
             "task", "todo-cli", "--base-url", base_url, "--model", "replay", "--results", str(tmp_path)
         )
