@@ -39,6 +39,7 @@ Either way the server's ``/metrics`` is sampled on a clock, and the run's folder
     server     null, or {metrics_urls, interval_s,
                          windows: {samples, windows, peak_generation_tps,
                                    single_active_generation {n, median, mean, best, low, q1, q3},
+                                   single_active_pooled_tps,
                                    nonzero_generation_mean_tps, peak_prompt_tps,
                                    draft_acceptance_by_window, peak_kv_usage_perc,
                                    peak_running, peak_waiting,

@@ -132,7 +132,7 @@ def summary(document: dict[str, Any]) -> Group:
         single = windows.get("single_active_generation") or {}
         lines.append(
             f"server: peak generation {_fmt(windows.get('peak_generation_tps'))} tok/s, single-active median "
-            f"{_fmt(single.get('median'))} tok/s, peak KV {_fmt(windows.get('peak_kv_usage_perc'))}, "
+            f"{_fmt(single.get('median'))} (pooled {_fmt(windows.get('single_active_pooled_tps'))}) tok/s, peak KV {_fmt(windows.get('peak_kv_usage_perc'))}, "
             f"prefix-cache hit rate {_fmt((windows.get('totals') or {}).get('prefix_cache_hit_rate'))}"
         )
     return Group(table, *(Text(line) for line in lines))

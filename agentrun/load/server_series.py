@@ -8,7 +8,9 @@ seed's author did with vLLM's 10-second log lines:
 
 * generation and prompt throughput per window (counter delta over the window's length);
 * the median and IQR of generation throughput over windows with exactly one running
-  request at both ends (``single_active_generation``), and the peaks;
+  request at both ends (``single_active_generation``), the same windows' tokens over their
+  seconds (``single_active_pooled_tps``: the median of a server slower than a token a window
+  is 0), and the peaks;
 * draft acceptance per window and over the whole load; peak KV usage, running and
   waiting requests; the whole-load deltas (prefix and external prefix-cache hit rates,
   KV-offload GB/s, preemptions) from ``prometheus.delta``.
@@ -126,7 +128,9 @@ def window_stats(samples: Sequence[Sample]) -> dict[str, Any]:
     """The seed's figures from the samples (see the module docstring)."""
     rows = windows(samples)
     generation = [r["generation_tps"] for r in rows if r["generation_tps"] is not None]
-    single = [r["generation_tps"] for r in rows if r["generation_tps"] is not None and r["running"] == (1, 1)]
+    single_rows = [r for r in rows if r["generation_tps"] is not None and r["running"] == (1, 1)]
+    single = [r["generation_tps"] for r in single_rows]
+    single_s = sum(r["length_s"] for r in single_rows)
     prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] is not None]
     acceptance = [r["acceptance"] for r in rows if r["acceptance"] is not None]
     nonzero = [g for g in generation if g > 0]
@@ -140,6 +144,11 @@ def window_stats(samples: Sequence[Sample]) -> dict[str, Any]:
         "windows": len(rows),
         "peak_generation_tps": max(generation) if generation else None,
         "single_active_generation": _spread(single),
+        # tokens over seconds of those windows together: a server slower than a token a window
+        # reads 0 in most of them (a median of 0) but its pooled rate is still its rate
+        "single_active_pooled_tps": (
+            sum(r["generation_tps"] * r["length_s"] for r in single_rows) / single_s if single_s > 0 else None
+        ),
         "nonzero_generation_mean_tps": sum(nonzero) / len(nonzero) if nonzero else None,
         "peak_prompt_tps": max(prompt) if prompt else None,
         "draft_acceptance_by_window": _spread(acceptance),

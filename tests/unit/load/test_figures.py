@@ -112,6 +112,18 @@ def test_window_stats_follow_the_seed_report() -> None:
     assert stats["totals"]["generation_tokens"] == 1650
 
 
+def test_a_server_slower_than_a_token_a_window_keeps_its_pooled_rate() -> None:
+    """A CPU model at 0.8 tok/s sampled every 0.5 s: most windows see no new token, so the
+    median window reads 0; the windows' tokens over their seconds still give 0.8."""
+    counts = [0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4]  # 4 tokens in 5 s
+    samples = [_sample(i * 0.5, gen, 1) for i, gen in enumerate(counts)]
+    stats = window_stats(samples)
+    assert stats["single_active_generation"]["median"] == 0.0
+    assert stats["single_active_pooled_tps"] == pytest.approx(0.8)
+    two = [_sample(0, 0, 2), _sample(1, 100, 2)]  # no window with one running request
+    assert window_stats(two)["single_active_pooled_tps"] is None
+
+
 def test_draft_acceptance_by_window_and_over_the_load() -> None:
     samples = [
         {"t_s": 0, "spec_decode_draft_tokens": 0, "spec_decode_accepted_tokens": 0, "spec_decode_drafts": 0},
