@@ -269,7 +269,7 @@ def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ
     try:
         stream, info = container.get_archive(path)
     except NotFound:  # maybe on a tmpfs, which the archive API cannot see
-        return _cat(container, path, user, max_bytes)
+        return checked_exec.cat_file(container, path, user=user, max_bytes=max_bytes)
     except ENGINE_ERRORS as exc:
         raise SandboxError(f"could not read {path} in {container.name}: {exc}") from exc
     if int(info.get("size", 0)) > max_bytes:
@@ -282,16 +282,12 @@ def read_file(container: Any, path: str, *, user: str, max_bytes: int = MAX_READ
     with tarfile.open(fileobj=io.BytesIO(bytes(data))) as tar:
         member = tar.next()
         if member is not None and member.issym():
-            return _cat(container, path, user, max_bytes)
+            return checked_exec.cat_file(container, path, user=user, max_bytes=max_bytes)
         if member is None or not member.isfile():
             raise IsADirectoryError(path) if member and member.isdir() else FileNotFoundError(path)
         extracted = tar.extractfile(member)
         assert extracted is not None
         return extracted.read()
-
-
-def _cat(container: Any, path: str, user: str, max_bytes: int) -> bytes:
-    return checked_exec.cat_file(container, path, user=user, max_bytes=max_bytes)
 
 
 def stop_user_processes(container: Any, user: str, *, attempts: int = 5) -> None:
