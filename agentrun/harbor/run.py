@@ -62,15 +62,13 @@ def task_notes(
     for note in notes:
         log(f"task.toml {note}")
     verifiers = [p for p in [task.tests_dir, *sorted(task.path.glob("steps/*/tests"))] if p.is_dir()]
+    # the environment's, then a separate verifier's built from tests/ (agentrun.harbor.separate)
+    dockerfiles = [(d, task.environment_dir) for d in sorted(task.environment_dir.rglob("Dockerfile"))]
+    dockerfiles += [(f / "Dockerfile", task.path) for f in verifiers if (f / "Dockerfile").is_file()]
     done = [
         f"{s.file}: {s.original} -> {s.replacement}"
-        for dockerfile in sorted(task.environment_dir.rglob("Dockerfile"))
-        for s in planned_substitutions(dockerfile, image_map, root=task.environment_dir)
-    ] + [  # a separate verifier's, built from tests/ (agentrun.harbor.separate)
-        f"{s.file}: {s.original} -> {s.replacement}"
-        for folder in verifiers
-        if (folder / "Dockerfile").is_file()
-        for s in planned_substitutions(folder / "Dockerfile", image_map, root=task.path)
+        for dockerfile, root in dockerfiles
+        for s in planned_substitutions(dockerfile, image_map, root=root)
     ]
     for line in done:
         log(f"image map: {line}")
