@@ -83,6 +83,22 @@ def http_url(value: str | None) -> str | None:
     return value
 
 
+def otlp_endpoint(value: str | None) -> str | None:
+    """An OTLP collector: an http(s) URL with a host, or ``HOST:PORT`` (as gRPC exporters take it)."""
+    if value is None:
+        return None
+    example = "e.g. http://localhost:4318 (http/protobuf) or localhost:4317 (grpc)"
+    try:
+        parts = urlsplit(value if "://" in value else f"//{value}")
+        port = parts.port  # raises ValueError on a port out of range
+    except ValueError as exc:
+        raise typer.BadParameter(f"{value!r} is not a valid URL ({exc}); {example}") from None
+    scheme_ok = parts.scheme in ("http", "https") or ("://" not in value and port is not None)
+    if not scheme_ok or not parts.hostname or any(ch.isspace() for ch in value):
+        raise typer.BadParameter(f"{value!r} is not a collector URL; {example}")
+    return value
+
+
 def finite_delay(value: float) -> float:
     """Seconds to wait: a finite number (``inf`` would hang the replay model's stream forever)."""
     if not math.isfinite(value):

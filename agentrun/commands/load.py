@@ -106,7 +106,9 @@ ReplayTokenDelay = Annotated[
     typer.Option(min=0.0, callback=_params.finite_delay, help="embedded replay model: delay per token (s)"),
 ]
 Traces = Annotated[bool, typer.Option(help="replay: one OpenTelemetry trace per session")]
-OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint")]
+OtlpEndpoint = Annotated[
+    str | None, typer.Option(help="OTLP collector endpoint", callback=_params.otlp_endpoint)
+]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
 RayAddress = Annotated[

@@ -152,7 +152,10 @@ ReplayTokenDelay = Annotated[
     typer.Option(min=0.0, callback=_params.finite_delay, help="replay model: delay between tokens (s)"),
 ]
 BaseImage = Annotated[str | None, typer.Option(help="base image for sandbox builds")]
-OtlpEndpoint = Annotated[str | None, typer.Option(help="OTLP collector endpoint (else OTEL_EXPORTER_OTLP_*)")]
+OtlpEndpoint = Annotated[
+    str | None,
+    typer.Option(help="OTLP collector endpoint (else OTEL_EXPORTER_OTLP_*)", callback=_params.otlp_endpoint),
+]
 OtlpProtocol = Annotated[_params.OtlpProtocolName | None, typer.Option(help="OTLP protocol")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
 ImageMap = Annotated[
@@ -196,6 +199,11 @@ def _run_config(name: str, options: dict[str, Any], **fields: Any) -> RunConfig:
     """The RunConfig of a command's ``options`` (its parameters by name): the endpoint, the
     ``SHARED_OPTIONS``, the engine pool, then the command's own ``fields``."""
     shared = {field: options[option] for option, field in SHARED_OPTIONS.items()}
+    if shared["faults"] and (options["base_url"] or options["model"]):  # else silently not injected
+        given = "--base-url" if options["base_url"] else f"--model {options['model']}"
+        raise UserError(
+            f"--faults injects faults into the embedded replay model only, not into {given}: drop --faults"
+        )
     return RunConfig(
         task=name,
         **_endpoint_args(options["base_url"], options["model"], options["api_key"]),

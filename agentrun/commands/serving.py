@@ -115,6 +115,13 @@ def logstats_cmd(
 ) -> None:
     """Throughput, speculative decoding, KV transfer and capacity figures from a vLLM log."""
     stats = logstats(logfile)
+    if stats.found_nothing():  # an empty table and exit 0 would look like a quiet server
+        what = (
+            "is empty" if stats.lines == 0 else f"has {stats.lines} lines but no vLLM message logstats reads"
+        )
+        raise UserError(
+            f"{logfile} {what} (periodic stats, SpecDecoding or KV Transfer metrics, KV cache size)"
+        )
     if as_json:
         print(stats.model_dump_json(indent=2))
     else:

@@ -318,6 +318,15 @@ class LogStats(BaseModel):
     cuda_fatal: int = 0
     tracebacks: int = 0
 
+    def found_nothing(self) -> bool:
+        """No line of the log is a message this reads (an empty file, or not a vLLM log)."""
+        capacity = (self.gpu_kv_cache_tokens, self.max_concurrency, self.kv_cache_memory_gib)
+        return (
+            not (self.windows or self.spec_windows or self.http_status)
+            and all(v is None for v in (self.kv_store, self.kv_load, *capacity))
+            and not (self.cuda_oom or self.cuda_fatal or self.tracebacks)
+        )
+
 
 def _max(values: Iterable[float | None]) -> float | None:
     present = [v for v in values if v is not None]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -136,6 +137,16 @@ CASES = [
         "task todo-cli --base-url http://127.0.0.1:{dead_port}/v1 --model m --results {results}",
         "cannot reach",
     ),
+    c(
+        "task-otlp-endpoint-not-url",
+        "task todo-cli --otlp-endpoint notaurl --results {results}",
+        "--otlp-endpoint",
+    ),
+    c(
+        "task-faults-with-base-url",
+        "task todo-cli --faults 0.5 --base-url {wrong}/html/v1 --model m --results {results}",
+        "replay model only",
+    ),
     c("task-image-map", "task todo-cli --image-map nope --results {results}", "is not FROM=TO"),
     c(
         "task-image-map-file",
@@ -161,6 +172,11 @@ CASES = [
     c("compare-trials-0", "compare todo-cli --trials 0 --results {results}", "--trials"),
     c("compare-concurrency-0", "compare todo-cli --concurrency 0 --results {results}", "--concurrency"),
     c("compare-faults", "compare todo-cli --faults 2 --results {results}", "--faults"),
+    c(
+        "compare-faults-with-base-url",
+        "compare todo-cli --faults 0.2 --base-url {wrong}/html/v1 --model m --results {results}",
+        "replay model only",
+    ),
     c("compare-results-is-a-file", "compare todo-cli --results {file}", "is a file"),
     c("compare-max-turns-0", "compare todo-cli --max-turns 0 --results {results}", "--max-turns"),
     c(
@@ -198,6 +214,8 @@ CASES = [
     c("logstats-binary", "logstats {binary}", "binary data"),
     c("logstats-missing", "logstats {tmp}/none.log", "does not exist"),
     c("logstats-folder", "logstats {dir}", "not a file"),
+    c("logstats-empty", "logstats {empty_log}", "is empty"),
+    c("logstats-not-vllm", "logstats {file}", "no vLLM message"),
     # -- capacity
     c(
         "capacity-offload-negative",
@@ -274,6 +292,11 @@ CASES = [
         "http(s) URL",
     ),
     c(
+        "load-otlp-endpoint-not-url",
+        "load todo-cli --otlp-endpoint ftp://collector:4317 --results {results}",
+        "--otlp-endpoint",
+    ),
+    c(
         "load-server-metrics",
         "load todo-cli --server-metrics ftp://x --results {results}",
         "--server-metrics",
@@ -335,6 +358,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     (tmp / "blob.bin").write_bytes(bytes(range(256)) * 64)
     (tmp / "folder").mkdir()
     (tmp / "empty.json").write_text("[]")
+    (tmp / "vllm.log").write_text("")
     readonly = tmp / "readonly"
     readonly.mkdir()
     readonly.chmod(0o555)
@@ -360,6 +384,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             "binary": str(tmp / "blob.bin"),
             "dir": str(tmp / "folder"),
             "empty_array": str(tmp / "empty.json"),
+            "empty_log": str(tmp / "vllm.log"),
             # root passes every permission check, so as root take a place the kernel refuses
             "readonly": "/sys" if os.geteuid() == 0 else str(readonly),
             "tools": str(tools),
@@ -418,6 +443,12 @@ def test_the_table_is_broad() -> None:
         "load",
     ):
         assert command in commands, command
+
+
+def test_the_readme_gives_the_number_of_cases() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    stated = re.search(r"tries \*\*(\d+) bad\s+inputs", readme)
+    assert stated is not None and int(stated.group(1)) == len(CASES), (stated, len(CASES))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[k.id for k in CASES])

@@ -18,7 +18,7 @@ from agentrun.errors import UserError
 
 SHARED = [
     "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key", "sk-given",
-    "--seed", "7", "--faults", "0.25", "--fault-mix", "qwen", "--fault-source", "real",
+    "--seed", "7", "--fault-mix", "qwen", "--fault-source", "real",
     "--temperature", "0.3", "--max-turns", "4", "--max-wall", "90", "--base-image", "img:1",
     "--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-protocol", "grpc",
     "--docker-host", "tcp://a:2375", "--docker-host", "tcp://b:2375", "--no-report",
@@ -29,7 +29,7 @@ SHARED_FIELDS = {
     "model": "m",
     "api_key": "sk-given",
     "seed": 7,
-    "faults": 0.25,
+    "faults": 0.0,
     "fault_mix": "qwen",
     "fault_source": "real",
     "temperature": 0.3,
@@ -123,6 +123,44 @@ def test_a_base_url_without_a_model_is_refused(ran: list[Any], command: str) -> 
     # the app raises; `agentrun`'s entry point turns a UserError into one line and exit 2
     assert isinstance(proc.exception, UserError) and ran == []
     assert "--base-url needs --model" in str(proc.exception)
+
+
+@pytest.mark.parametrize("command", ["task", "compare"])
+def test_faults_reach_the_replay_model_and_are_refused_for_a_server(
+    ran: list[Any], command: str, tmp_path: Path
+) -> None:
+    proc = CliRunner().invoke(app, [command, "todo-cli", "--faults", "0.25", "--results", str(tmp_path)])
+    assert proc.exit_code == 0, proc.output
+    assert ran.pop()[0].faults == 0.25
+    for endpoint in (["--base-url", "http://127.0.0.1:9/v1", "--model", "m"], ["--model", "local"]):
+        proc = CliRunner().invoke(app, [command, "todo-cli", "--faults", "0.25", *endpoint])
+        assert isinstance(proc.exception, UserError) and ran == []
+        assert "replay model only" in str(proc.exception)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "ok"),
+    [
+        ("http://127.0.0.1:4318", True),
+        ("https://collector.example:443/v1/traces", True),
+        ("localhost:4317", True),  # gRPC exporters take HOST:PORT
+        ("notaurl", False),
+        ("ftp://collector:4317", False),
+        ("http://", False),
+        ("http://h:99999", False),
+        ("local host:4317", False),
+    ],
+)
+def test_otlp_endpoint_must_be_a_collector_url(
+    ran: list[Any], endpoint: str, ok: bool, tmp_path: Path
+) -> None:
+    for command in ("task", "compare"):
+        args = [command, "todo-cli", "--otlp-endpoint", endpoint, "--results", str(tmp_path)]
+        proc = CliRunner().invoke(app, args)
+        assert (proc.exit_code == 0) is ok, proc.output
+        assert ("--otlp-endpoint" in proc.output) is not ok
+        if ok:
+            assert ran.pop()[0].otlp_endpoint == endpoint
 
 
 def test_load_targets_share_the_endpoint_checks(monkeypatch: pytest.MonkeyPatch) -> None:
