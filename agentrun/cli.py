@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "agentrun.commands.report",  # report
     "agentrun.commands.chaos",  # chaos-proxy
     "agentrun.commands.load",  # load (live | --replay), load compare
+    "agentrun.commands.gateway",  # gateway
 )
 
 EXIT_USAGE = 2

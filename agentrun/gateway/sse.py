@@ -1,0 +1,95 @@
+"""Server-sent events both ways: the upstream's ``data:`` lines read as chunks, ours written.
+
+Lines are split on ``\\n`` only (``str.splitlines`` also splits on U+2028 and form feeds that
+JSON strings may hold). An error object inside a 200 stream (vLLM sends one) ends the reply
+as a ``StreamBroken``, as does a body that stops before the reply is complete.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+
+from agentrun.model import _Assembly as Assembly
+
+__all__ = ["DONE", "LineTap", "StreamBroken", "encode", "upstream_chunks"]
+
+DONE = b"data: [DONE]\n\n"
+
+
+class StreamBroken(Exception):
+    """The upstream's stream ended before the reply was complete, or carried an error object."""
+
+
+def encode(chunk: dict[str, Any]) -> bytes:
+    """One SSE event."""
+    return b"data: " + json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+def parse_line(line: bytes) -> dict[str, Any] | bool | None:
+    """A chunk for a ``data:`` JSON line, True for ``[DONE]``, None for anything else."""
+    if not line.startswith(b"data:"):
+        return None
+    data = line[5:].strip()
+    if data == b"[DONE]":
+        return True
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise StreamBroken(f"invalid JSON in the upstream's stream: {exc}: {data[:80]!r}") from None
+    if not isinstance(chunk, dict):
+        return None
+    if chunk.get("error"):
+        error = chunk["error"]
+        raise StreamBroken(
+            f"error in the upstream's stream: {error.get('message', error) if isinstance(error, dict) else error}"
+        )
+    return chunk
+
+
+async def upstream_chunks(
+    response: aiohttp.ClientResponse, assembly: Assembly
+) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of the upstream's stream up to ``[DONE]`` (``assembly.done`` set then).
+
+    A body that breaks or ends early raises ``StreamBroken``, unless the reply was already
+    complete (finish reason and usage: only ``[DONE]`` was lost, as ``agentrun.model`` accepts).
+    """
+    try:
+        async for line in response.content:
+            parsed = parse_line(line.rstrip(b"\r\n"))
+            if parsed is True:
+                assembly.done = True
+                return
+            if parsed:
+                yield parsed
+    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
+        if assembly.complete:
+            return
+        raise StreamBroken(f"the upstream's stream broke: {type(exc).__name__}: {exc}") from None
+    if not assembly.complete:
+        raise StreamBroken("the upstream's stream ended before the reply was complete")
+
+
+class LineTap:
+    """Direct mode's meter: the bytes passed through, split into lines and fed to an assembly."""
+
+    def __init__(self, assembly: Assembly) -> None:
+        self.assembly = assembly
+        self._rest = b""
+
+    def feed(self, data: bytes) -> None:
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        for line in lines:
+            try:
+                parsed = parse_line(line.rstrip(b"\r"))
+            except StreamBroken:
+                continue  # direct mode passes it on untouched; only the measurement misses it
+            if parsed is True:
+                self.assembly.done = True
+            elif parsed:
+                self.assembly.feed(parsed)
