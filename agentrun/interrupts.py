@@ -83,7 +83,8 @@ def exit_on_second_interrupt() -> None:
     """After a first Ctrl-C started an orderly stop, a second one ends the process now.
 
     What was running is left as it is: its containers carry their owner's pid, so the next
-    run's start (or ``agentrun sandbox prune``) removes them once this process is gone."""
+    run's start (or ``agentrun sandbox prune``) removes them once this process is gone. A
+    signal this process was started with ignored stays ignored (``agentrun._entry``)."""
     if threading.current_thread() is not threading.main_thread():
         return
 
@@ -94,4 +95,5 @@ def exit_on_second_interrupt() -> None:
         os._exit(130)
 
     for signum in _DEFERRED:
-        signal.signal(signum, leave)
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, leave)

@@ -1,13 +1,21 @@
 """Helpers shared by the tests: the real CLI in a subprocess and its outputs, and
-``EchoErrorServer``, a real HTTP model endpoint that refuses and quotes the caller's key."""
+``EchoErrorServer``, a real HTTP model endpoint that refuses and quotes the caller's key.
+
+A test that signals a process starts it with :func:`spawn`: the child gets the default
+disposition of the signals tests send, whatever the pytest was started with (a shell ignores
+SIGINT in what it starts in the background), and a process group of its own that
+:func:`stop` kills whole. Every wait here has a timeout.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +42,52 @@ def run_cli(
     )
 
 
+SENT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _default_signals() -> None:  # between fork and exec
+    for signum in SENT_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def _background_job() -> None:  # as `cmd &` in a shell script starts it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+
+
+def spawn(cmd: list[str], *, sigint_ignored: bool = False, **kwargs: Any) -> subprocess.Popen[str]:
+    """``cmd`` in a process group of its own, with SIGINT and SIGTERM at their defaults (or
+    SIGINT ignored, as a background job of a script has it); text pipes unless told."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    kwargs.setdefault("text", True)
+    setup = _background_job if sigint_ignored else _default_signals
+    return subprocess.Popen(cmd, preexec_fn=setup, process_group=0, **kwargs)
+
+
+def spawn_cli(*args: str, **kwargs: Any) -> subprocess.Popen[str]:
+    return spawn(agentrun_cmd(*args), **kwargs)
+
+
+def stop(proc: subprocess.Popen[Any], *, timeout: float = 30) -> tuple[Any, Any]:
+    """Kill ``proc``'s process group if it still runs, and its output (bounded both ways)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.communicate(timeout=timeout)
+
+
+def first_line(proc: subprocess.Popen[str], *, timeout: float = 60) -> str:
+    """The first line ``proc`` prints on stdout, stripped; asserted to come within ``timeout``."""
+    assert proc.stdout is not None
+    stream, got = proc.stdout, []
+    reader = threading.Thread(target=lambda: got.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    assert got, f"no line on stdout within {timeout} s (exit code {proc.poll()})"
+    return got[0].strip()
+
+
 @dataclass(frozen=True)
 class Signalled:
     pid: int
@@ -51,7 +105,7 @@ def signal_cli(
 ) -> Signalled:
     """The CLI in a subprocess, sent ``sig`` ``settle`` seconds after ``ready(pid)`` first holds
     (asserted to hold within ``wait`` s while it runs); its exit code and output after that."""
-    proc = subprocess.Popen(agentrun_cmd(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn_cli(*args)
     try:
         deadline = time.monotonic() + wait
         while not ready(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
@@ -62,8 +116,7 @@ def signal_cli(
         out, err = proc.communicate(timeout=wait)
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+            stop(proc)
     return Signalled(proc.pid, proc.returncode, out, err)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentrun import lifeline
 from agentrun.errors import DockerUnavailable, SandboxError
 from agentrun.tasks import TaskSpec
 
@@ -38,7 +39,7 @@ def compose_command() -> list[str]:
     for argv in (["docker", "compose"], ["docker-compose"]):
         if shutil.which(argv[0]) is None:
             continue
-        probe = subprocess.run([*argv, "version", "--short"], capture_output=True, text=True, check=False)
+        probe = lifeline.run([*argv, "version", "--short"], capture_output=True, text=True, timeout=60)
         if probe.returncode == 0 and probe.stdout.strip().lstrip("v").startswith("2"):
             return argv
     raise DockerUnavailable(
@@ -49,7 +50,7 @@ def compose_command() -> list[str]:
 
 
 def _run(argv: list[str], what: str, timeout: float = 900) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    proc = lifeline.run(argv, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise SandboxError(f"docker compose {what} failed: {(proc.stderr or proc.stdout).strip()[-600:]}")
     return proc.stdout

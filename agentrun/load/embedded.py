@@ -10,7 +10,9 @@ recorded model did, at the server's known TTFT and token delay.
 Each server runs in a child process of its own (``_child_server``), as a model server
 would: in the load's process it shared one interpreter lock with the client and the
 sessions, so its tokens went out late and together (ITL p50 0 at 32 sessions) and the
-load measured its own server. The child ignores Ctrl-C (the load stops first, then ends it).
+load measured its own server. The child ignores Ctrl-C (the load stops first, then ends it)
+and holds the load's lifeline (``agentrun.lifeline``): if the load is killed outright, the
+child ends too instead of serving on as an orphan that holds the load's stdout.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from agentrun import lifeline
 from agentrun.errors import AgentrunError, UserError
 from agentrun.load.workload import PreparedSession, Workload
 from agentrun.replay import (
@@ -92,9 +95,15 @@ def _script_server(script: Script, *, ttft: float, token_delay: float) -> Replay
 
 
 def _serve_child(
-    build: Callable[..., ReplayServer], args: tuple[Any, ...], kwargs: dict[str, Any], conn: Connection
+    build: Callable[..., ReplayServer],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    conn: Connection,
+    parent_alive: Connection,
 ) -> None:
-    """The child's whole life: build the server, say where it listens, serve until terminated."""
+    """The child's whole life: build the server, say where it listens, serve until terminated
+    (or until the load is gone, however it ended)."""
+    lifeline.hold(parent_alive)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the load's to handle
     server = build(*args, **kwargs).bind()
     conn.send((server.base_url, server.url))
@@ -107,11 +116,13 @@ def _child_server(build: Callable[..., ReplayServer], *args: Any, **kwargs: Any)
     """``build(*args, **kwargs)`` serving in a spawned child process: (base URL, metrics URL)."""
     ctx = multiprocessing.get_context("spawn")  # no fork of a process that has threads
     parent, child = ctx.Pipe(duplex=False)
+    held = lifeline.child_end()
     proc = ctx.Process(
-        target=_serve_child, args=(build, args, kwargs, child), daemon=True, name="agentrun-replay"
+        target=_serve_child, args=(build, args, kwargs, child, held), daemon=True, name="agentrun-replay"
     )
     proc.start()
     child.close()
+    held.close()
     try:
         if not parent.poll(120):
             raise AgentrunError("the embedded replay model did not start within 120 s")
@@ -127,7 +138,7 @@ def _child_server(build: Callable[..., ReplayServer], *args: Any, **kwargs: Any)
         proc.join(10)
         if proc.is_alive():
             proc.kill()
-            proc.join()
+            proc.join(10)
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agentrun import lifeline
 from agentrun.errors import UserError
 from agentrun.localmodel.cache import (
     CMAKE_FLAGS,
@@ -113,7 +114,7 @@ def _run_logged(
         fh.write(f"\n$ {' '.join(cmd)}\n")
         fh.flush()
         try:
-            proc = subprocess.Popen(
+            proc = lifeline.popen(
                 list(cmd), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
             )
         except OSError as exc:
@@ -124,10 +125,10 @@ def _run_logged(
                 fh.write(line)
                 if on_line is not None:
                     on_line(line.rstrip("\n"))
-            code = proc.wait()
+            code = proc.wait(60)  # its output has ended: it is exiting
         except BaseException:
             proc.kill()
-            proc.wait()
+            proc.wait(60)
             raise
     if code != 0:
         raise UserError(f"{what} failed (exit {code}); see {log}:\n{_log_tail(log)}")
@@ -157,9 +158,7 @@ def build_server(paths: LocalModelPaths, *, on_progress: ProgressFn, jobs: int |
         what="cmake configure",
     )
     built = _compile(build_dir, log, on_progress, jobs or min(os.cpu_count() or 2, 8))
-    version = subprocess.run(
-        [str(built), "--version"], capture_output=True, text=True, timeout=60, check=False
-    )
+    version = lifeline.run([str(built), "--version"], capture_output=True, text=True, timeout=60)
     if version.returncode != 0:
         raise UserError(f"the built llama-server does not run: {(version.stdout + version.stderr)[-500:]}")
     paths.server_binary.parent.mkdir(parents=True, exist_ok=True)

@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
-import os
-import signal
 import socket
 import subprocess
 import time
@@ -14,8 +11,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
+from agentrun import lifeline
 from agentrun.errors import UserError
 from agentrun.localmodel.cache import (
     SERVED_MODEL_ALIAS,
@@ -64,7 +62,7 @@ def server_command(
 class LocalServer:
     """A running ``llama-server``; stop it with :meth:`stop` or use it as a context manager."""
 
-    def __init__(self, process: subprocess.Popen[bytes], *, port: int, host: str, log_path: Path) -> None:
+    def __init__(self, process: subprocess.Popen[Any], *, port: int, host: str, log_path: Path) -> None:
         self.process = process
         self.port = port
         self.host = host
@@ -86,20 +84,19 @@ class LocalServer:
         return not self._stopped and self.process.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Terminate the server's whole process group; idempotent."""
+        """Terminate the server (its keeper then ends the rest of its process group); SIGKILL
+        to the whole group past ``timeout``; idempotent."""
         if self._stopped:
             return
         self._stopped = True
         atexit.unregister(self.stop)
         if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.terminate()
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+                self.process.kill()  # the keeper's whole group
+                self.process.wait(timeout)
 
     def log_tail(self, lines: int = 20) -> str:
         return _log_tail(self.log_path, lines)
@@ -136,7 +133,8 @@ def serve(
     """Start ``llama-server`` on the prepared model and return once ``/health`` answers 200.
 
     ``port=0`` picks a free port. The server runs in its own process group (so a Ctrl-C in the
-    terminal reaches only us; :meth:`LocalServer.stop` and interpreter exit end it) and logs to
+    terminal reaches only us; :meth:`LocalServer.stop` and interpreter exit end it), under
+    ``agentrun.lifeline`` (it ends with this process however this process ends) and logs to
     ``logs/llama-server-PORT.log`` in the cache.
     """
     paths = local_model_paths(root)
@@ -149,9 +147,7 @@ def serve(
     with log_path.open("wb") as log:
         log.write(("$ " + " ".join(cmd) + "\n").encode())
         log.flush()
-        process = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        process = lifeline.popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     server = LocalServer(process, port=port, host=host, log_path=log_path)
     deadline = time.monotonic() + startup_timeout
     health = f"{server.root_url}/health"

@@ -29,6 +29,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound
 
+from agentrun import lifeline
 from agentrun.errors import DockerUnavailable
 from agentrun.paths import data_dir
 from agentrun.sandbox.docker import connect
@@ -112,7 +113,7 @@ def _bootstrap_offline_base(on_log: LogFn | None) -> None:
 
     host = docker_host()  # the script's `docker import` goes to the run's engine
     env = {**os.environ, "DOCKER_HOST": host} if host else None
-    proc = subprocess.Popen(
+    proc = lifeline.popen(
         ["bash", str(script), OFFLINE_BASE_IMAGE],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -121,10 +122,14 @@ def _bootstrap_offline_base(on_log: LogFn | None) -> None:
     )
     tail: list[str] = []
     assert proc.stdout is not None
-    for line in proc.stdout:
-        _say(on_log, line.rstrip())
-        tail = [*tail[-9:], line.rstrip()]
-    if proc.wait() != 0:
+    try:
+        for line in proc.stdout:
+            _say(on_log, line.rstrip())
+            tail = [*tail[-9:], line.rstrip()]
+    except BaseException:  # Ctrl-C reaches only us (the script has a process group of its own)
+        proc.kill()
+        raise
+    if proc.wait(60) != 0:  # its output has ended: it is exiting
         raise ImageBuildError(
             f"could not build the offline base {OFFLINE_BASE_IMAGE}: " + " | ".join(tail[-3:])
         )

@@ -35,3 +35,42 @@ def test_no_signal_no_effect() -> None:
     with deferred_interrupts():
         value = 1 + 1
     assert value == 2
+
+
+def test_an_ignored_ctrl_c_stays_ignored_after_the_first_stop() -> None:
+    """Started with SIGINT ignored (a script's background job): the second-signal exit is armed
+    for SIGTERM only, so a Ctrl-C meant for the script does not end the stop half-way."""
+    from agentrun.interrupts import exit_on_second_interrupt
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.getsignal(signal.SIGTERM)
+    try:
+        exit_on_second_interrupt()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert callable(signal.getsignal(signal.SIGTERM))
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+
+
+def test_the_cli_keeps_an_ignored_sigint_while_it_imports() -> None:
+    """SIGINT, ignored from the start, sent again and again from the spawn on: the CLI never
+    takes it (before, its import-time guard turned one into exit 130)."""
+    import sys
+    import time
+
+    from agentrun_testsupport import spawn
+
+    proc = spawn(
+        [sys.executable, "-c", "from agentrun._entry import main; main()", "--help"], sigint_ignored=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            os.kill(proc.pid, signal.SIGINT)
+            time.sleep(0.005)
+        out, _err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Usage" in out, proc.returncode
