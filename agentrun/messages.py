@@ -13,9 +13,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentrun.errors import ToolErrorKind
+from agentrun.lines import clean
 
 Role = Literal["system", "user", "assistant", "tool"]
 Mode = Literal["direct", "corrected"]
@@ -61,6 +62,14 @@ class ParsedCall(BaseModel):
     id: str
     name: str
     arguments: dict[str, Any]
+
+    @field_validator("arguments")
+    @classmethod
+    def _no_lone_surrogates(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """``{"path": "\\ud800"}`` parses to a lone surrogate, which no tool, file or request can
+        carry: it becomes U+FFFD here, where every call passes (``agentrun.lines``)."""
+        cleaned: dict[str, Any] = clean(value)
+        return cleaned
 
     def to_tool_call(self) -> ToolCall:
         return ToolCall(id=self.id, name=self.name, arguments=json.dumps(self.arguments, ensure_ascii=False))

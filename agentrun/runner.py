@@ -10,7 +10,6 @@ reason the run stopped. Which model a run talks to is ``agentrun.endpoints``' ch
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from agentrun.endpoints import Endpoint, open_endpoint
 from agentrun.errors import AgentrunError, ModelAPIError, UserError
 from agentrun.grading import Grade, grade
 from agentrun.harbor import run as harbor_run
+from agentrun.lines import json_text
 from agentrun.liveness import RunLock
 from agentrun.messages import Tally
 from agentrun.meter import RequestMeter
@@ -339,7 +339,7 @@ def _close_run(run: _Run) -> None:
     run.trajectory.close()
     _write_atif(run.trajectory.path, run.run_dir / "trajectory.atif.json", run.log)
     scrubbed = Scrubber([run.config.api_key]).data(result.model_dump(mode="json"))  # strings, before encoding
-    (run.run_dir / "result.json").write_text(json.dumps(scrubbed, indent=2, ensure_ascii=False))
+    (run.run_dir / "result.json").write_text(json_text(scrubbed, indent=2), encoding="utf-8")
     _unlock(run)
 
 
@@ -387,6 +387,6 @@ def _make_observer(
 def _write_atif(source: Path, target: Path, log: Log) -> None:
     """The trajectory as an ATIF document too; a failure here must not hide the run's own outcome."""
     try:
-        target.write_text(json.dumps(to_atif(read_trajectory(source)), indent=2, ensure_ascii=False))
+        target.write_text(json_text(to_atif(read_trajectory(source)), indent=2), encoding="utf-8")
     except (OSError, ValueError, KeyError, StopIteration) as exc:
         log(f"could not write {target.name}: {exc}")

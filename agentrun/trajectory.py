@@ -10,7 +10,6 @@ one, see ``agentrun.secrets``) are scrubbed from each string before the line is 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentrun.lines import json_line, read_jsonl
 from agentrun.secrets import Scrubber
 
 
@@ -59,7 +59,7 @@ class Trajectory:
             }
             # scrubbed as strings, before encoding: an escaped key would slip past a replace on JSON
             line.update(self._scrubber.data(_jsonable(fields)))
-            self._fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._fh.write(json_line(line) + "\n")
             self._fh.flush()
 
     def close(self) -> None:
@@ -69,5 +69,5 @@ class Trajectory:
 
 
 def read_trajectory(path: Path) -> list[dict[str, Any]]:
-    """All events of a trajectory file, in order."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """All events of a trajectory file, in order (lines split on ``\\n`` only: ``agentrun.lines``)."""
+    return read_jsonl(path)

@@ -131,7 +131,9 @@ def load_result(run_dir: Path) -> dict[str, Any]:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    from agentrun.lines import read_jsonl as read_lines  # split on "\n" only, as every reader must
+
+    return read_lines(path)
 
 
 MODELS = "GET /v1/models"

@@ -187,6 +187,15 @@ def facts(
 # --- tools -----------------------------------------------------------------------------
 
 
+def _lines_of(text: str) -> list[str]:
+    """The lines of a file as editors and ``grep -n`` count them, each with its ``\\n``: split on
+    ``\\n`` only (``str.splitlines`` also splits on U+2028, U+0085, form feed..., which would
+    number the lines differently from every other tool)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
 @facts(
     read_only=True,
     aliases=("cat", "view", "view_file", "open_file", "read"),
@@ -220,7 +229,7 @@ def read_file(path: str, start_line: int | None = None, end_line: int | None = N
                 "with start_line and end_line",
             )
         return text
-    lines = text.splitlines(keepends=True)
+    lines = _lines_of(text)
     first = start_line or 1
     if first > len(lines) and lines:
         raise ToolFailure(
@@ -351,7 +360,8 @@ def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
             continue
         if b"\x00" in data[:8192]:
             continue
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        for number, line in enumerate(_lines_of(data.decode("utf-8", errors="replace")), 1):
+            line = line.rstrip("\r\n")
             if regex.search(line):
                 text = line if len(line) <= MAX_SEARCH_LINE else line[:MAX_SEARCH_LINE] + "..."
                 hits.append(f"{_rel(full)}:{number}: {text}")

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from agentrun.chaos._schedule import Picker, Schedule
 from agentrun.http_service import POLL_S, HTTPService, TrackedHTTPServer
+from agentrun.lines import json_line
 
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
@@ -221,7 +222,7 @@ def _without_finish_reason(event: bytes) -> bytes:
     for choice in chunk.get("choices") or ():
         if isinstance(choice, dict):
             choice["finish_reason"] = None
-    return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+    return b"data: " + json_line(chunk).encode() + b"\n\n"
 
 
 class ChaosProxy(HTTPService):

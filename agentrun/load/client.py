@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrun import secrets
+from agentrun.lines import SSE_LINE_LIMIT, LineBuffer, LineTooLong
 from agentrun.load.records import tpot, usage_fields
 from agentrun.load.wire import Connection, Endpoint, HTTPStatusError
 
@@ -101,25 +102,14 @@ def _feed(m: Measured, chunk: dict[str, Any], now: float, last: list[float]) -> 
             m.finish_reason = choice["finish_reason"]
 
 
-def _lines(buffer: bytearray, data: bytes) -> list[bytes]:
-    """Complete lines in ``buffer + data``; the unfinished tail stays in ``buffer``."""
-    buffer.extend(data)
-    cut = buffer.rfind(b"\n")
-    if cut < 0:
-        return []
-    lines = bytes(buffer[:cut]).split(b"\n")
-    del buffer[: cut + 1]
-    return lines
-
-
 async def _attempt(conn: Connection, body: bytes, m: Measured) -> None:
     m.ttft_s = m.ttfvt_s = m.usage = m.finish_reason = None
     m.e2e_s, m.itl_s = 0.0, []
     m.started_at, m.sent = time.time(), time.perf_counter()
-    t0, last, buffer, done = m.sent, [0.0], bytearray(), False
+    t0, last, buffer, done = m.sent, [0.0], LineBuffer(limit=SSE_LINE_LIMIT), False
     async for arrival, data in conn.post(body):
         now = arrival - t0
-        for line in _lines(buffer, data):
+        for line in buffer.feed(data):
             if done or not line.startswith(b"data:"):
                 continue  # read on past [DONE]: the body's end frees the connection
             payload = line[5:].strip()
@@ -128,7 +118,7 @@ async def _attempt(conn: Connection, body: bytes, m: Measured) -> None:
                 continue
             try:
                 chunk = json.loads(payload)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise _Failure("invalid_sse", str(exc), transient=True) from None
             if isinstance(chunk, dict):
                 _feed(m, chunk, now, last)
@@ -140,6 +130,8 @@ async def _attempt(conn: Connection, body: bytes, m: Measured) -> None:
 def _classify(exc: BaseException, m: Measured) -> _Failure:
     if isinstance(exc, _Failure):
         return exc
+    if isinstance(exc, LineTooLong):
+        return _Failure("invalid_sse", str(exc), transient=False)
     if isinstance(exc, HTTPStatusError):
         status, text = exc.status, exc.body.decode(errors="replace")[:300]
         kind = "rate_limited" if status == 429 else "http_status"

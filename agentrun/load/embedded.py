@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import multiprocessing
 import signal
 from collections.abc import Callable, Iterator, Sequence
@@ -29,6 +28,7 @@ from typing import Any
 
 from agentrun import lifeline
 from agentrun.errors import AgentrunError, UserError
+from agentrun.lines import json_text
 from agentrun.load.workload import PreparedSession, Workload
 from agentrun.replay import (
     GPU_KV_TOKENS,
@@ -45,7 +45,7 @@ REPLAY_MODEL = "replay"
 
 def messages_key(messages: Sequence[dict[str, Any]]) -> bytes:
     """A digest of a request's messages as JSON (the server re-encodes what it parsed)."""
-    return hashlib.blake2b(json.dumps(list(messages), ensure_ascii=False).encode(), digest_size=16).digest()
+    return hashlib.blake2b(json_text(list(messages)).encode(), digest_size=16).digest()
 
 
 def _turn(reply: dict[str, Any]) -> ScriptTurn:

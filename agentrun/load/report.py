@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentrun.errors import UserError
+from agentrun.lines import json_line, json_text
 from agentrun.load.records import RequestRecord
 from agentrun.secrets import scrub_data
 
@@ -30,10 +31,10 @@ def write_outputs(folder: Path, document: dict[str, Any], records: list[RequestR
     records = sorted(records, key=lambda r: r.start_s)
     with (folder / "requests.jsonl").open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(json.dumps(scrub_data(record.model_dump(mode="json")), ensure_ascii=False) + "\n")
+            fh.write(json_line(scrub_data(record.model_dump(mode="json"))) + "\n")
     document = scrub_data({**document, "requests": [r.model_dump(mode="json") for r in records]})
     path = folder / "load.json"
-    path.write_text(json.dumps(document, indent=1, ensure_ascii=False))
+    path.write_text(json_text(document, indent=1), encoding="utf-8")
     return path
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentrun.errors import UserError
+from agentrun.lines import json_text
 from agentrun.messages import Message
 
 FORMAT = "agentrun-workload/1"
@@ -258,7 +259,7 @@ class PreparedSession:
             if request.temperature is not None:
                 body["temperature"] = request.temperature
             depth = sum(1 for m in messages if m.get("role") == "assistant")
-            encoded = json.dumps(body, ensure_ascii=False).encode()
+            encoded = json_text(body).encode()
             out.append(
                 PreparedRequest(
                     index, request.turn, depth, encoded, request.delay_s, request.tool_s, request.reply_tokens

@@ -13,7 +13,7 @@ overall end (``time.monotonic()``): no attempt starts or waits past it, and each
 timeout is cut to what is left.
 
 Per-request overhead is kept low: one SDK client for the object's life, and the request
-body is encoded once with ``json.dumps`` and posted through the client's ``post`` (the
+body is encoded once (``agentrun.lines.json_text``) and posted through the client's ``post`` (the
 typed ``create`` walks every message with ``maybe_transform``, about 8 ms for a 180 KB
 prompt). The SSE body is read here as plain dicts, to its very end, so the keep-alive
 connection is reused (the SDK's ``Stream`` closes it after ``[DONE]``).
@@ -21,7 +21,6 @@ connection is reused (the SDK's ``Stream`` closes it after ``[DONE]``).
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ import tenacity
 from agentrun import secrets
 from agentrun.errors import DeadlineExceeded, ModelAPIError, ServerUnreachable, UserError
 from agentrun.interrupts import deferred_interrupts
+from agentrun.lines import LineTooLong, json_text
 from agentrun.messages import Attempt, Completion, Message
 from agentrun.model._failures import NOT_OPENAI, is_html, status_failure, transport_failure
 from agentrun.model._preflight import check_chat, list_models
@@ -177,7 +177,7 @@ class OpenAIModel:
             body["temperature"] = temperature
         if extra_body:
             body.update(extra_body)
-        return json.dumps(body, ensure_ascii=False).encode()
+        return json_text(body).encode()
 
     def _stop(self, state: tenacity.RetryCallState, request: _Request) -> bool:
         exc = state.outcome.exception() if state.outcome else None
@@ -281,6 +281,8 @@ class OpenAIModel:
             raise transport_failure(exc, got_response=got_response) from exc
         except StreamError as exc:
             raise Transient("stream_error", f"error in stream: {exc}") from exc
+        except LineTooLong as exc:  # not worth a retry: the same server sends the same thing
+            raise ModelAPIError(f"model server at {self.base_url} sent {exc}") from None
         if not assembly.complete:
             raise assembly.incomplete()
 

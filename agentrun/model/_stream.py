@@ -9,7 +9,6 @@ nothing but the marker, and is accepted (``Completion.stream_end == "eof"``). Wi
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 import httpx2
 
 from agentrun.interrupts import check_stop
+from agentrun.lines import SSE_LINE_LIMIT, byte_lines, loads
 from agentrun.messages import Attempt, Completion, Message, RetryCause, Timings, ToolCall, Usage
 from agentrun.secrets import scrub
 
@@ -187,7 +187,9 @@ def sse_chunks(
     """The JSON chunks of an SSE chat stream, up to ``[DONE]``; the body is read to its end
     so the keep-alive connection goes back to the pool (the SDK's ``Stream`` closes it).
     ``deadline`` (``time.monotonic()``) bounds a server that trickles bytes forever."""
-    for line in response.iter_lines():  # read on past [DONE]: the body's end frees the connection
+    lines = byte_lines(response.iter_bytes(), limit=SSE_LINE_LIMIT)
+    for raw in lines:  # read on past [DONE]: the body's end frees the connection
+        line = raw.decode("utf-8", errors="replace")
         check_stop()  # a load's Ctrl-C ends the session mid-stream, not after the reply
         if deadline is not None and time.monotonic() > deadline:
             raise Transient("timeout", "the request's deadline passed mid-stream")
@@ -198,8 +200,8 @@ def sse_chunks(
             assembly.done = True
             continue
         try:
-            chunk = json.loads(data)
-        except ValueError as exc:
+            chunk = loads(data)
+        except (ValueError, RecursionError) as exc:
             raise Transient("invalid_sse", f"invalid JSON in stream: {exc}: {data[:80]!r}") from exc
         if isinstance(chunk, dict):
             if chunk.get("error"):

@@ -19,6 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from agentrun.lines import split_lines
 from agentrun.messages import Message
 from agentrun.repair import correct
 from agentrun.toolset import ToolSpec, builtin_specs
@@ -45,7 +46,7 @@ def load_real_faults() -> tuple[RealFault, ...]:
     """The shipped templates, in file order."""
     text = resources.files("agentrun.replay").joinpath("real_faults.jsonl").read_text(encoding="utf-8")
     out = []
-    for line in text.splitlines():
+    for line in split_lines(text):
         row = json.loads(line)
         style = row["style"]
         sep = style["separators"]

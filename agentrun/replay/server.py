@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agentrun.http_service import HTTPService, TrackedHTTPServer
+from agentrun.lines import json_text
 from agentrun.replay.choice import read_tool_choice
 from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.quiet_gc import QuietCollector
@@ -63,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _json(self, status: int, payload: Any) -> None:
-        self._send(status, json.dumps(payload, ensure_ascii=False).encode())
+        self._send(status, json_text(payload).encode())
 
     def _error(self, status: int, message: str) -> None:
         kind = {400: "BadRequestError", 404: "NotFoundError"}.get(status, "InternalServerError")
@@ -216,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
             pending.clear()
 
         def delta(d: dict[str, Any]) -> None:
-            event(before + b'"delta": ' + json.dumps(d, ensure_ascii=False).encode() + after)
+            event(before + b'"delta": ' + json_text(d).encode() + after)
 
         delta({"role": "assistant", "content": ""})
         for k, d in enumerate(reply.deltas):

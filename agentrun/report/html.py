@@ -105,7 +105,9 @@ def format_number(value: Any, digits: int = 3) -> str:
 def figures_json(plots: list[Plot]) -> str:
     """All figures as one JSON object keyed by div id, safe inside a ``<script>`` element."""
     data = {p.id: p.figure.to_plotly_json() for p in plots}
-    return to_json_plotly(data).replace("<", "\\u003c")
+    text = to_json_plotly(data).replace("<", "\\u003c")  # no "</script>" can end the element
+    # U+2028/U+2029 are line ends in a script before ES2019: escaped, as "<" is
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def base_layout(**extra: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from agentrun.errors import TOOL_ERROR_KINDS, ToolErrorKind
+from agentrun.lines import loads
 from agentrun.messages import ToolResult
 
 _FRAME_HEADER = ">BxxxL"  # stream id (1 stdout, 2 stderr), 3 zero bytes, payload length
@@ -69,7 +70,7 @@ class Channel:
         while True:
             line = self._next_line(deadline)
             try:
-                reply = json.loads(line)
+                reply = loads(line)  # a lone surrogate in a tool's output becomes U+FFFD
             except (ValueError, RecursionError):  # the agent can write to this pipe too
                 self.stderr.append(f"(stray stdout) {line[:200]!r}")
                 continue

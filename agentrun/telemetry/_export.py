@@ -8,7 +8,6 @@ first failure per endpoint in this process becomes a single warning.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -23,6 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
 
+from agentrun.lines import json_line
 from agentrun.telemetry._config import Signal, TelemetryConfig
 from agentrun.telemetry._content import Redactor
 
@@ -265,7 +265,7 @@ class JsonlSpanExporter(SpanExporter):
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                     self._file = self.path.open("a", encoding="utf-8")
                 for span in spans:
-                    self._file.write(json.dumps(span_to_dict(span), ensure_ascii=False, default=str) + "\n")
+                    self._file.write(json_line(span_to_dict(span), default=str) + "\n")
                 self._file.flush()
             except OSError as exc:
                 if not self._failed:

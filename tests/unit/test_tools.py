@@ -101,6 +101,16 @@ def test_list_files_globs_and_skips_git(tools: ModuleType, ws: Path) -> None:
     assert "no files match" in tools.list_files("*.rs")
 
 
+def test_read_file_and_search_number_lines_as_grep_does(tools: ModuleType, ws: Path) -> None:
+    """U+2028, U+0085, form feed... are text inside a line, not line ends (str.splitlines)."""
+    inside = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+    (ws / "a.txt").write_text(f"one{inside}still one\ntwo\r\nthree", encoding="utf-8", newline="")
+    assert tools.read_file("a.txt", start_line=2) == "two\r\nthree"
+    assert tools.read_file("a.txt", start_line=1, end_line=1) == f"one{inside}still one\n"
+    assert "has 3 lines" in failure(tools, "validation", tools.read_file, "a.txt", start_line=4)
+    assert tools.search("three|two") == "a.txt:2: two\na.txt:3: three"
+
+
 def test_search_reports_file_line_text(tools: ModuleType, ws: Path) -> None:
     (ws / "src").mkdir()
     (ws / "src/m.py").write_text("def alpha():\n    return 1\ndef beta():\n")
