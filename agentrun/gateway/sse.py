@@ -7,12 +7,12 @@ as a ``StreamBroken``, as does a body that stops before the reply is complete.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 
+from agentrun.lines import json_line, loads
 from agentrun.model import _Assembly as Assembly
 
 __all__ = ["DONE", "LineTap", "StreamBroken", "encode", "upstream_chunks"]
@@ -26,7 +26,7 @@ class StreamBroken(Exception):
 
 def encode(chunk: dict[str, Any]) -> bytes:
     """One SSE event."""
-    return b"data: " + json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + json_line(chunk, separators=(",", ":")).encode() + b"\n\n"
 
 
 def parse_line(line: bytes) -> dict[str, Any] | bool | None:
@@ -37,8 +37,8 @@ def parse_line(line: bytes) -> dict[str, Any] | bool | None:
     if data == b"[DONE]":
         return True
     try:
-        chunk = json.loads(data)
-    except ValueError as exc:
+        chunk = loads(data)  # a lone surrogate becomes U+FFFD: the reply we write must encode
+    except (ValueError, RecursionError) as exc:
         raise StreamBroken(f"invalid JSON in the upstream's stream: {exc}: {data[:80]!r}") from None
     if not isinstance(chunk, dict):
         return None
