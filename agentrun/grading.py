@@ -6,14 +6,16 @@
                       workspace_archive(): /workspace as a tar (taken before its own tests run)
                       own tests (``[agentrun] own_tests_command``), then stop_agent() again
     verifier          a fresh container from the same image (``Sandbox.open_verifier``): the
-                      workspace unpacked, /tests root-owned, uid 1001; tests/test.sh runs, then
-                      whatever it left is killed before the reports are read
+                      workspace unpacked (uid 1002's), /tests and /logs root's; tests/test.sh
+                      runs as root, the agent's program as uid 1002, whose leftovers are killed
+                      before the reports are read
 
 Counts come from JUnit XML (never from a runner's text) and are checked (``judge``): the
 number of test cases must be the task's (``hidden_tests_count``, or the test functions when
 none are parametrized) and ``reward.txt`` must agree with them. A report that does not fit
-gets the verdict "invalid" and counts as all failed, never as a pass. What this cannot stop:
-the agent's code is imported by the hidden tests, in the verifier's own process.
+gets the verdict "invalid" and counts as all failed, never as a pass. The hidden tests of
+agentrun's CLI tasks never import the agent's code: they run it as child processes of uid 1002
+(``tasks/*/tests/boundary.py``), so nothing it does reaches the pytest that writes the report.
 """
 
 from __future__ import annotations

@@ -5,11 +5,20 @@ files outside /workspace.
 ::
 
     agent container ──get_archive(/workspace/.)──► host memory ──exec stdin──► verifier container
-                                                   (a tar, never unpacked here)  /workspace  tmpfs, uid 1001
-    task tests/ ──put_archive──► /tests   a volume, root-owned files: read-only for uid 1001
-                                 /logs    tmpfs, uid 1001: /logs/verifier/junit.xml, reward.txt
+                                                   (a tar, never unpacked here)  /workspace  tmpfs, uid 1002
+    task tests/ ──put_archive──► /tests   a volume, root-owned files: read-only for uid 1002
+                                 /logs    tmpfs, root's: /logs/verifier/junit.xml, reward.txt
 
-The verifier user (uid 1001) is one the agent never was (it is uid 1000, or the host user).
+Two users, neither of them one the agent was (it is uid 1000, or the host user):
+
+- the tests' runner (``VERIFIER_USER``, root) runs ``tests/test.sh`` and the pytest that writes
+  the report. The container gives it no capability but ``SETUID``/``SETGID``: enough to start
+  a program as another user, not to read or write past file permissions or to signal others.
+- the program user (``PROGRAM_USER``, uid 1002) is what the hidden tests run the agent's code
+  as (a CLI as a subprocess, a server), never inside the runner's process. It owns the unpacked
+  workspace and can write neither /logs nor /tests, nor signal or trace the runner; whatever
+  it leaves running is killed before the reports are read (``stop_processes``).
+
 Only the engine API is used (no bind mount), so a remote engine works the same.
 """
 
@@ -31,8 +40,10 @@ from agentrun.sandbox import container as ct
 from agentrun.sandbox import owned
 from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 
-VERIFIER_UID = 1001
-VERIFIER_USER = f"{VERIFIER_UID}:{VERIFIER_UID}"
+VERIFIER_USER = "0:0"  # the tests' runner: root with only CAP_SETUID and CAP_SETGID
+PROGRAM_UID = 1002  # what the hidden tests run the agent's code as (``tasks/*/tests/boundary.py``)
+PROGRAM_USER = f"{PROGRAM_UID}:{PROGRAM_UID}"
+RUNNER_CAPABILITIES = ["SETUID", "SETGID"]
 
 
 class DockerVerifier:
@@ -62,7 +73,7 @@ class DockerVerifier:
             raise SandboxError(f"could not start the verifier container from {image}: {exc}") from exc
         verifier = cls(client, container)
         try:
-            ct.untar_into(client.api, container.id, "/workspace", workspace, user=VERIFIER_USER)
+            ct.untar_into(client.api, container.id, "/workspace", workspace, user=PROGRAM_USER)
         except BaseException:
             verifier.close()
             raise
@@ -94,7 +105,7 @@ class DockerVerifier:
     def stop_processes(self) -> None:
         """Kill what the tests left behind: a late writer must not change the reports being read."""
         self._check_open()
-        ct.stop_user_processes(self.container, self.user)
+        ct.stop_user_processes(self.container, PROGRAM_USER)
 
     def close(self) -> None:
         if self._closed:
@@ -134,15 +145,18 @@ def _run(
         command=["sleep", "infinity"],
         name=f"agentrun-verify-{ct.slug(run_id)}-{secrets.token_hex(3)}",
         detach=True,
-        user=ct.KEEPER_USER,
+        # root's, as the runner is: with no-new-privileges an exec gets capabilities only when
+        # the container's own process has them; the program user cannot signal either
+        user=VERIFIER_USER,
         working_dir="/workspace",
         environment={"HOME": "/tmp", **env},
         labels={ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, f"{ct.LABEL}.role": "verifier"},
         tmpfs={
             "/tmp": ct.tmpfs_options("1g"),
-            "/workspace": ct.tmpfs_options("2g", uid=VERIFIER_UID),
-            "/logs": ct.tmpfs_options("256m", uid=VERIFIER_UID),
+            "/workspace": ct.tmpfs_options("2g", uid=PROGRAM_UID),
+            "/logs": ct.tmpfs_options("256m", uid=0),
         },
         mounts=[Mount("/tests", None, type="volume", no_copy=True)],
         **limits,
+        cap_add=RUNNER_CAPABILITIES,
     )

@@ -16,7 +16,7 @@ from agentrun.errors import SandboxError
 from agentrun.sandbox import container as ct
 from agentrun.sandbox.checked_exec import ATTEMPTS
 from agentrun.sandbox.docker import DockerSandbox
-from agentrun.sandbox.verifier import VERIFIER_USER, DockerVerifier
+from agentrun.sandbox.verifier import PROGRAM_USER, VERIFIER_USER, DockerVerifier
 
 pytestmark = pytest.mark.docker
 
@@ -98,12 +98,14 @@ def test_a_missing_file_is_missing_at_once(verifier: DockerVerifier) -> None:
 
 def test_a_cut_process_listing_is_not_taken_for_none_left(verifier: DockerVerifier) -> None:
     """The listing after ``kill -9 -1`` must come back whole: a cut one read as "none left"."""
-    assert verifier.exec("setsid -f sleep 600", timeout=30).exit_code == 0
+    assert (
+        ct.run_exec(verifier.container, "setsid -f sleep 600", timeout=30, user=PROGRAM_USER).exit_code == 0
+    )
     assert _sleeping(verifier)
     engine = CuttingEngine(verifier.container, cut=10**6)  # every reply cut
     with pytest.raises(SandboxError, match="lost the output"):
-        ct.stop_user_processes(engine, VERIFIER_USER)
-    ct.stop_user_processes(CuttingEngine(verifier.container, cut=3), VERIFIER_USER)  # recovers
+        ct.stop_user_processes(engine, PROGRAM_USER)
+    ct.stop_user_processes(CuttingEngine(verifier.container, cut=3), PROGRAM_USER)  # recovers
     assert not _sleeping(verifier)
 
 

@@ -1,11 +1,14 @@
-"""Hidden acceptance tests for greet-cli: the function and the command line, by the spec."""
+"""Hidden acceptance tests for greet-cli: the function and the command line, by the spec.
 
-import importlib
+greet.py is never imported here: each call and each command runs in a child process, as
+another user (``boundary.py``)."""
+
 import os
-import subprocess
 import sys
 
 import pytest
+
+import boundary
 
 WORKSPACE = os.environ.get("GREET_WORKSPACE", "/workspace")
 GREET = os.path.join(WORKSPACE, "greet.py")
@@ -13,18 +16,11 @@ GREET = os.path.join(WORKSPACE, "greet.py")
 
 @pytest.fixture()
 def greet():
-    sys.path.insert(0, WORKSPACE)
-    try:
-        module = importlib.import_module("greet")
-        yield importlib.reload(module).greet
-    finally:
-        sys.path.remove(WORKSPACE)
+    return boundary.module("greet", WORKSPACE).greet
 
 
 def cli(*args):
-    return subprocess.run(
-        [sys.executable, GREET, *args], capture_output=True, text=True, timeout=60, cwd=WORKSPACE
-    )
+    return boundary.run([sys.executable, GREET, *args], cwd=WORKSPACE)
 
 
 def test_plain_greeting(greet):
@@ -78,8 +74,6 @@ def test_cli_missing_name_is_a_usage_error():
 
 
 def test_importing_does_not_run_the_cli():
-    result = subprocess.run(
-        [sys.executable, "-c", "import greet"], capture_output=True, text=True, timeout=60, cwd=WORKSPACE
-    )
+    result = boundary.run([sys.executable, "-c", "import greet"], cwd=WORKSPACE)
     assert result.returncode == 0
     assert result.stdout == ""

@@ -1,12 +1,15 @@
-"""Hidden acceptance tests for todo-cli: the module API and the command line, by the spec."""
+"""Hidden acceptance tests for todo-cli: the module API and the command line, by the spec.
 
-import importlib
+todo.py is never imported here: each module call and each command runs in a child process, as
+another user (``boundary.py``), and ``tmp_path`` is a folder that user owns (``conftest.py``)."""
+
 import json
 import os
-import subprocess
 import sys
 
 import pytest
+
+import boundary
 
 WORKSPACE = os.environ.get("TODO_WORKSPACE", "/workspace")
 TODO = os.path.join(WORKSPACE, "todo.py")
@@ -14,18 +17,11 @@ TODO = os.path.join(WORKSPACE, "todo.py")
 
 @pytest.fixture()
 def todo():
-    sys.path.insert(0, WORKSPACE)
-    try:
-        module = importlib.import_module("todo")
-        yield importlib.reload(module)
-    finally:
-        sys.path.remove(WORKSPACE)
+    return boundary.module("todo", WORKSPACE)
 
 
 def cli(store, *args, env=None):
-    return subprocess.run(
-        [sys.executable, TODO, "--file", str(store), *args], capture_output=True, text=True, env=env, timeout=60
-    )
+    return boundary.run([sys.executable, TODO, "--file", str(store), *args], env=env)
 
 
 def test_load_missing_file_is_empty(todo, tmp_path):
@@ -141,15 +137,13 @@ def test_cli_corrupt_file_is_an_error_not_a_traceback(tmp_path):
 def test_cli_uses_todo_file_env(tmp_path):
     store = tmp_path / "env.json"
     env = dict(os.environ, TODO_FILE=str(store))
-    out = subprocess.run([sys.executable, TODO, "add", "from env"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=60)
+    out = boundary.run([sys.executable, TODO, "add", "from env"], env=env, cwd=tmp_path)
     assert out.returncode == 0
     assert json.loads(store.read_text())[0]["text"] == "from env"
 
 
 def test_cli_default_file_in_cwd(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TODO_FILE"}
-    out = subprocess.run([sys.executable, TODO, "add", "here"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=60)
+    out = boundary.run([sys.executable, TODO, "add", "here"], env=env, cwd=tmp_path)
     assert out.returncode == 0
     assert (tmp_path / "todo.json").exists()
