@@ -20,8 +20,8 @@ from agentrun.gateway.config import GatewayConfig
 from agentrun.gateway.corrector import StreamCorrector
 from agentrun.gateway.errors import GatewayError, UpstreamFailure, error_body
 from agentrun.gateway.records import Exchange, Recorder, conversation_of, digest
-from agentrun.gateway.replies import corrected_collect, corrected_stream, direct_collect, direct_stream
-from agentrun.gateway.upstream import Upstream
+from agentrun.gateway.replies import corrected, direct_collect, direct_stream
+from agentrun.gateway.upstream import Opened, Upstream
 from agentrun.model import _Assembly as Assembly
 from agentrun.toolset import ToolSpec
 
@@ -191,19 +191,15 @@ async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.St
     }
     if gw.config.model:
         upstream_body["model"] = gw.config.model
-    opened = await gw.upstream.open_chat(json.dumps(upstream_body, ensure_ascii=False).encode(), auth)
-    exchange.attempts = opened.attempts
-    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
-    corrector = StreamCorrector(
-        tools, max_tokens if isinstance(max_tokens, int) else None, opened.sent_at, time.time()
-    )
-    try:
-        if exchange.stream:
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return await corrected_stream(request, opened, corrector, exchange, include_usage)
-        return await corrected_collect(opened, corrector, exchange)
-    finally:
-        opened.response.close()
+    payload = json.dumps(upstream_body, ensure_ascii=False).encode()
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    max_tokens = limit if isinstance(limit, int) else None
+
+    def make(opened: Opened) -> StreamCorrector:
+        return StreamCorrector(tools, max_tokens, opened.sent_at, time.time())
+
+    usage = bool((body.get("stream_options") or {}).get("include_usage")) if exchange.stream else None
+    return await corrected(request, gw.upstream, payload, auth, exchange, make, usage)
 
 
 async def _direct(

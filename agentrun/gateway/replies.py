@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
-from agentrun.gateway.corrector import StreamCorrector
+from agentrun.gateway.corrector import Finished, StreamCorrector
 from agentrun.gateway.errors import UpstreamFailure
 from agentrun.gateway.records import Exchange
 from agentrun.gateway.sse import DONE, LineTap, StreamBroken, encode, upstream_chunks
-from agentrun.gateway.upstream import Opened
-from agentrun.messages import Completion, Message, Timings, ToolCall
+from agentrun.gateway.upstream import Opened, Upstream
+from agentrun.messages import Attempt, Completion, Message, Timings, ToolCall
 from agentrun.model import _Assembly as Assembly
 from agentrun.model._stream import usage_of
 
-__all__ = ["corrected_collect", "corrected_stream", "direct_collect", "direct_stream"]
+__all__ = ["corrected", "direct_collect", "direct_stream"]
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -50,46 +52,115 @@ class _Clock:
             timings.setdefault("ttft_s", now)
 
 
-async def corrected_stream(
-    request: web.Request, opened: Opened, corrector: StreamCorrector, exchange: Exchange, include_usage: bool
+class _Out:
+    """The client's event stream, opened at the first byte written: until then, a failed
+    upstream can be asked again without the client ever knowing."""
+
+    def __init__(self, request: web.Request) -> None:
+        self.request = request
+        self.response: web.StreamResponse | None = None
+        self._held: list[bytes] = []
+
+    @property
+    def started(self) -> bool:
+        return self.response is not None
+
+    async def write(self, data: bytes, *, output: bool = True) -> None:
+        """Write ``data``; a chunk that is no output yet (the role chunk) waits for the first that is."""
+        if not output and self.response is None:
+            self._held.append(data)
+            return
+        if self.response is None:
+            self.response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
+            await self.response.prepare(self.request)
+        if self._held:
+            data, self._held = b"".join((*self._held, data)), []
+        await self.response.write(data)
+
+
+async def corrected(
+    request: web.Request,
+    upstream: Upstream,
+    payload: bytes,
+    auth: str | None,
+    exchange: Exchange,
+    make: Callable[[Opened], StreamCorrector],
+    include_usage: bool | None,
 ) -> web.StreamResponse:
-    out = web.StreamResponse(status=200, headers=_SSE_HEADERS)
-    await out.prepare(request)
+    """A corrected answer, streamed (``include_usage`` not None) or collected; a reply that
+    breaks before anything reached the client is asked again, each failed try recorded."""
+    failed: list[Attempt] = []
+    for number in range(1, upstream.config.max_attempts + 1):
+        opened = await upstream.open_chat(payload, auth)
+        failed += renumbered(opened.attempts, len(failed))
+        exchange.attempts = tuple(failed)
+        corrector, out = make(opened), _Out(request)
+        try:
+            if include_usage is None:
+                return await _collect(opened, corrector, exchange)
+            return await _stream(out, opened, corrector, exchange, include_usage)
+        except StreamBroken as exc:
+            if out.started and out.response is not None:  # too late to ask again: say so in the stream
+                exchange.status, exchange.error = 502, str(exc)
+                body = {"error": {"message": str(exc), "type": "server_error", "code": "upstream_stream"}}
+                await out.response.write(encode(body))
+                await out.response.write_eof()
+                return out.response
+            failed.append(_broken(exc, len(failed) + 1, opened))
+            exchange.attempts = tuple(failed)
+            if number == upstream.config.max_attempts:
+                raise UpstreamFailure(502, str(exc), code="upstream_stream", attempts=tuple(failed)) from None
+        finally:
+            opened.response.close()
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def renumbered(attempts: tuple[Attempt, ...], before: int) -> list[Attempt]:
+    return [a.model_copy(update={"attempt": before + k + 1}) for k, a in enumerate(attempts)]
+
+
+def _broken(exc: StreamBroken, number: int, opened: Opened) -> Attempt:
+    return Attempt(
+        attempt=number,
+        cause=exc.cause,
+        detail=str(exc),
+        started_at=time.time() - (time.perf_counter() - opened.sent_at),
+        elapsed_s=time.perf_counter() - opened.sent_at,
+    )
+
+
+async def _stream(
+    out: _Out, opened: Opened, corrector: StreamCorrector, exchange: Exchange, include_usage: bool
+) -> web.StreamResponse:
     clock = _Clock(exchange, exchange.t_in)
-    try:
-        async for chunk in upstream_chunks(opened.response, corrector.assembly):
-            for piece in corrector.feed(chunk):
-                clock.saw(piece["choices"][0]["delta"])
-                await out.write(encode(piece))
-    except StreamBroken as exc:
-        exchange.status, exchange.error = 502, str(exc)
-        await out.write(
-            encode({"error": {"message": str(exc), "type": "server_error", "code": "upstream_stream"}})
-        )
-        await out.write_eof()
-        return out
+    async for chunk in upstream_chunks(opened.response, corrector.assembly):
+        for piece in corrector.feed(chunk):
+            delta = piece["choices"][0]["delta"]
+            clock.saw(delta)
+            await out.write(encode(piece), output=_is_output(delta))
     finished = corrector.finish()
-    _record(exchange, corrector, finished)
+    _record(exchange, finished)
     for piece in finished.chunks:
         clock.saw(piece["choices"][0]["delta"])
         await out.write(encode(piece))
     if include_usage and corrector.assembly.usage is not None:
         await out.write(encode({**corrector.head, "choices": [], "usage": corrector.assembly.usage}))
     await out.write(DONE)
-    await out.write_eof()
+    assert out.response is not None  # the finish chunk was written
+    await out.response.write_eof()
     exchange.timings["e2e_s"] = time.perf_counter() - clock.t_in
-    return out
+    return out.response
 
 
-async def corrected_collect(opened: Opened, corrector: StreamCorrector, exchange: Exchange) -> web.Response:
-    t_in = exchange.t_in
-    try:
-        async for chunk in upstream_chunks(opened.response, corrector.assembly):
-            corrector.feed(chunk)
-    except StreamBroken as exc:
-        raise UpstreamFailure(502, str(exc), code="upstream_stream", attempts=opened.attempts) from None
+def _is_output(delta: dict[str, Any]) -> bool:
+    return bool(delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning"))
+
+
+async def _collect(opened: Opened, corrector: StreamCorrector, exchange: Exchange) -> web.Response:
+    async for chunk in upstream_chunks(opened.response, corrector.assembly):
+        corrector.feed(chunk)
     finished = corrector.finish()
-    _record(exchange, corrector, finished)
+    _record(exchange, finished)
     parts = finished.parts
     message: dict[str, Any] = {"role": "assistant", "content": parts.content}
     if parts.calls:
@@ -99,11 +170,11 @@ async def corrected_collect(opened: Opened, corrector: StreamCorrector, exchange
     head = {k: v for k, v in corrector.head.items() if k != "object"}
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": parts.finish_reason}
     body = {**head, "object": "chat.completion", "choices": [choice], "usage": corrector.assembly.usage}
-    exchange.timings["e2e_s"] = time.perf_counter() - t_in
+    exchange.timings["e2e_s"] = time.perf_counter() - exchange.t_in
     return web.json_response(body, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
-def _record(exchange: Exchange, corrector: StreamCorrector, finished: Any) -> None:
+def _record(exchange: Exchange, finished: Finished) -> None:
     exchange.completion = finished.completion
     exchange.repairs = finished.correction.events
     exchange.diverged = finished.diverged
@@ -128,12 +199,15 @@ async def direct_stream(
     t_in = exchange.t_in
     tap = LineTap(assembly)
     first = True
-    async for data in opened.response.content.iter_any():
-        await out.write(data)
-        if first:
-            exchange.timings["first_byte_s"] = time.perf_counter() - t_in
-            first = False
-        tap.feed(data)
+    try:
+        async for data in opened.response.content.iter_any():
+            await out.write(data)
+            if first:
+                exchange.timings["first_byte_s"] = time.perf_counter() - t_in
+                first = False
+            tap.feed(data)
+    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
+        exchange.status, exchange.error = 502, f"the upstream's stream broke: {type(exc).__name__}: {exc}"
     await out.write_eof()
     exchange.timings["e2e_s"] = time.perf_counter() - t_in
     exchange.completion = assembly.completion(

@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 
 from agentrun.lines import json_line, loads
+from agentrun.messages import RetryCause
 from agentrun.model import _Assembly as Assembly
 
 __all__ = ["DONE", "LineTap", "StreamBroken", "encode", "upstream_chunks"]
@@ -21,7 +22,12 @@ DONE = b"data: [DONE]\n\n"
 
 
 class StreamBroken(Exception):
-    """The upstream's stream ended before the reply was complete, or carried an error object."""
+    """The upstream's stream ended before the reply was complete, or carried an error object;
+    ``cause`` is the ``RetryCause`` an attempt that failed this way is recorded with."""
+
+    def __init__(self, cause: RetryCause, message: str) -> None:
+        super().__init__(message)
+        self.cause: RetryCause = cause
 
 
 def encode(chunk: dict[str, Any]) -> bytes:
@@ -39,13 +45,16 @@ def parse_line(line: bytes) -> dict[str, Any] | bool | None:
     try:
         chunk = loads(data)  # a lone surrogate becomes U+FFFD: the reply we write must encode
     except (ValueError, RecursionError) as exc:
-        raise StreamBroken(f"invalid JSON in the upstream's stream: {exc}: {data[:80]!r}") from None
+        raise StreamBroken(
+            "invalid_sse", f"invalid JSON in the upstream's stream: {exc}: {data[:80]!r}"
+        ) from None
     if not isinstance(chunk, dict):
         return None
     if chunk.get("error"):
         error = chunk["error"]
         raise StreamBroken(
-            f"error in the upstream's stream: {error.get('message', error) if isinstance(error, dict) else error}"
+            "stream_error",
+            f"error in the upstream's stream: {error.get('message', error) if isinstance(error, dict) else error}",
         )
     return chunk
 
@@ -69,9 +78,11 @@ async def upstream_chunks(
     except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
         if assembly.complete:
             return
-        raise StreamBroken(f"the upstream's stream broke: {type(exc).__name__}: {exc}") from None
+        raise StreamBroken(
+            "reset_during_stream", f"the upstream's stream broke: {type(exc).__name__}: {exc}"
+        ) from None
     if not assembly.complete:
-        raise StreamBroken("the upstream's stream ended before the reply was complete")
+        raise StreamBroken("incomplete_stream", "the upstream's stream ended before the reply was complete")
 
 
 class LineTap:

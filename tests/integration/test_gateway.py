@@ -67,9 +67,7 @@ def coding_script() -> Script:
 def leaky() -> Iterator[ReplayServer]:
     """A replay model that writes every call into its text (Hermes/Qwen style), 20 ms a token."""
     injector = FaultInjector(rate=1.0, seed=3, kinds=("text_tool_call",), mix="qwen")
-    with ReplayServer(
-        coding_script(), ttft=0.05, token_delay=0.02, fault_injector=injector
-    ).start() as server:
+    with ReplayServer(coding_script(), ttft=0.05, token_delay=0.02, fault_injector=injector) as server:
         yield server
 
 
@@ -209,9 +207,7 @@ def test_direct_fails_and_corrected_finishes_the_same_coding_task(tmp_path: Path
     for mode in ("direct", "corrected"):
         injector = FaultInjector(rate=1.0, seed=3, kinds=("text_tool_call",), mix="qwen")
         with (
-            ReplayServer(
-                coding_script(), ttft=0.01, token_delay=0.001, fault_injector=injector
-            ).start() as server,
+            ReplayServer(coding_script(), ttft=0.01, token_delay=0.001, fault_injector=injector) as server,
             gateway(server.base_url, tmp_path, mode) as gw,
         ):
             work = tmp_path / f"work-{mode}"
