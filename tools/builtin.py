@@ -32,6 +32,7 @@ MAX_SEARCH_MATCHES = 200
 MAX_SEARCH_LINE = 300
 MAX_SEARCH_FILE_BYTES = 2_000_000
 SKIP_DIRS = frozenset({".git"})
+CALL_MARKER = "AGENTRUN_TOOL_CALL"  # in the environment of every process run_shell starts
 # After a command exits, how long its leftover background processes may keep writing.
 EXIT_GRACE_S = 0.3
 
@@ -59,9 +60,17 @@ _Tool = TypeVar("_Tool", bound=Callable[..., Any])
 # --- paths -----------------------------------------------------------------------------
 
 
+_ROOTS: dict[str, str] = {}
+
+
 def workspace() -> str:
-    """The workspace root, resolved (symlinks followed)."""
-    return os.path.realpath(os.environ.get("AGENTRUN_WORKSPACE", "/workspace"))
+    """The workspace root, resolved (symlinks followed; once per value of ``AGENTRUN_WORKSPACE``:
+    the agent cannot replace the root itself, only what is inside it)."""
+    given = os.environ.get("AGENTRUN_WORKSPACE", "/workspace")
+    root = _ROOTS.get(given)
+    if root is None:
+        root = _ROOTS[given] = os.path.realpath(given)
+    return root
 
 
 def _inside(path: str, root: str) -> bool:
@@ -157,7 +166,8 @@ def _check_glob(pattern: str) -> re.Pattern[str]:
 # ``host_deadline_s`` is how long the host waits for the tool's reply before it fails the call
 # and restarts the runtime (a search with a runaway regex), unless the tool takes its own
 # ``timeout`` argument: then the host waits that plus ``timeout_grace_s`` (the tool's own
-# timeout kills first).
+# timeout kills first). ``starts_processes``: the tool runs commands (the runtime ends what it
+# started before it answers, as after every call, and in the strict profile with one ``kill(-1)``).
 
 
 def facts(
@@ -167,6 +177,7 @@ def facts(
     editor_commands: tuple[str, ...] = (),
     host_deadline_s: float = 60.0,
     timeout_grace_s: float | None = None,
+    starts_processes: bool = False,
 ) -> Callable[[_Tool], _Tool]:
     """Attach the host-side facts to a tool function (see above)."""
 
@@ -177,6 +188,7 @@ def facts(
             ("editor_commands", editor_commands),
             ("host_deadline_s", host_deadline_s),
             ("timeout_grace_s", timeout_grace_s),
+            ("starts_processes", starts_processes),
         ):
             setattr(fn, name, value)
         return fn
@@ -389,6 +401,7 @@ def search(pattern: str, path: str = ".", glob: str = "**/*") -> str:
         "command",
     ),
     timeout_grace_s=15.0,
+    starts_processes=True,
 )
 def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     """Run a bash command in the workspace folder; returns its output (stdout and stderr) and exit code.
@@ -410,7 +423,8 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     env = dict(os.environ)
     env.setdefault("PAGER", "cat")
     env.setdefault("GIT_PAGER", "cat")
-    shell = shutil.which("bash") or "/bin/sh"
+    env[CALL_MARKER] = "1"  # how a dead runtime's orphans are known (``leftovers.py``)
+    shell = _shell(env.get("PATH", ""))
     try:
         proc = subprocess.Popen(
             [shell, "-c", command],
@@ -440,20 +454,46 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     )
 
 
+_SHELLS: dict[str, str] = {}
+
+
+def _shell(path: str) -> str:
+    found = _SHELLS.get(path)
+    if found is None:
+        found = _SHELLS[path] = shutil.which("bash", path=path) or "/bin/sh"
+    return found
+
+
 # The container's memory cgroup, as the engine mounts it: cgroup v2, then v1 (both read-only).
 _OOM_EVENTS = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 _MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 
+_CGROUP_FDS: dict[str, int | None] = {}  # opened once: a pread is 1 us, an open 20-30 us
+
+
+def _cgroup_read(path: str) -> bytes | None:
+    if path not in _CGROUP_FDS:
+        try:
+            _CGROUP_FDS[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            _CGROUP_FDS[path] = None
+    fd = _CGROUP_FDS[path]
+    if fd is None:
+        return None
+    try:
+        return os.pread(fd, 65536, 0)
+    except OSError:
+        return None
+
+
 def _cgroup_value(paths: tuple[str, ...], key: str | None) -> int | None:
     """The first readable number: the line ``key N`` of a flat-keyed file, or the whole file."""
     for path in paths:
-        try:
-            with open(path, encoding="ascii") as fh:
-                lines = fh.read().splitlines()
-        except OSError:
+        data = _cgroup_read(path)
+        if data is None:
             continue
-        for line in lines:
+        for line in data.decode("ascii", errors="replace").splitlines():
             name, _, value = line.partition(" ")
             text = value if key is not None else name
             if (key is None or name == key) and text.strip().isdigit():
@@ -532,6 +572,7 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> 
     timed_out, exited_at, eof = False, None, False
     try:
         while not eof:
+            _reap_orphans(proc.pid)
             now = time.monotonic()
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
@@ -562,6 +603,21 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> 
         sel.close()
         proc.stdout.close()
     return timed_out
+
+
+def _reap_orphans(keep: int) -> None:
+    """Collect the exited processes the runtime adopted (it is their subreaper, ``leftovers.py``)
+    while the call runs, so their zombies do not hold the sandbox's pids until it ends; ``keep``
+    (the command itself) is left to ``Popen``."""
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if info is None or info.si_pid == keep:
+            return
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(info.si_pid, 0)
 
 
 def _drain(fd: int, capture: _Capture, until: float) -> None:

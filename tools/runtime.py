@@ -18,10 +18,14 @@ the protocol: anything a tool prints goes to stderr.
 
 Run it as ``python3 -I runtime.py``; it loads ``builtin.py`` from its own folder.
 
-With ``AGENTRUN_STOP_LEFTOVERS=1`` (the sandbox sets it) it SIGKILLs every other process of
-its uid when it starts and after every tool call: whatever a call started (``setsid -f``,
-``nohup``, ``set -m`` jobs, double forks, a fork bomb in its own process group) ends with the
-call, and a restarted runtime first ends what its dead predecessor's call left.
+Every process a call started is gone when its reply is sent, whatever its user, session or
+process group (``leftovers.py``): the runtime is a child subreaper, so whatever a call started
+(``setsid -f``, ``nohup``, ``set -m`` jobs, double forks, a daemon that changes its pgid, a
+fork bomb) stays its descendant, is found through ``/proc/<pid>/task/<tid>/children`` and
+SIGKILLed. ``AGENTRUN_STOP_LEFTOVERS`` says the runtime is in a sandbox: set to anything, a
+starting runtime first ends its predecessors (still running or dead) and what their calls
+left; ``1`` (the strict profile, a uid of its own) adds a ``kill(-1)`` of every other process of
+its uid at start and after each command, one atomic pass a fork bomb cannot outrun.
 """
 
 from __future__ import annotations
@@ -32,20 +36,27 @@ import inspect
 import json
 import math
 import os
-import signal
 import sys
 import time
 from typing import Any, BinaryIO
 
 
-def _load_builtin() -> Any:
+def _load(name: str, module_name: str) -> Any:
+    """A sibling file as a module (``-I`` leaves this folder off ``sys.path``)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("agentrun_sandbox_tools", os.path.join(here, "builtin.py"))
+    spec = importlib.util.spec_from_file_location(module_name, os.path.join(here, name))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _load_builtin() -> Any:
+    return _load("builtin.py", "agentrun_sandbox_tools")
+
+
+leftovers = _load("leftovers.py", "agentrun_sandbox_leftovers")
 
 
 def _protocol_stream() -> BinaryIO:
@@ -74,7 +85,7 @@ def handle(request: Any, tools: dict[str, Any], builtin: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
         return _reply(call_id, "'args' must be a JSON object", "validation")
     started = time.perf_counter()
-    problem = check_arguments(tools[name], args)
+    problem = check_arguments(tools[name], args, _spec(tools[name]))
     if problem:
         return _reply(call_id, f"{name}: {problem}", "validation", started=started)
     try:
@@ -101,22 +112,48 @@ _ACCEPTS: dict[str, tuple[type, ...]] = {
 }
 
 
-def check_arguments(fn: Any, args: dict[str, Any]) -> str | None:
-    """A short reason why ``args`` do not fit ``fn``'s signature, or None (the host checks in depth)."""
-    signature = inspect.signature(fn)
-    try:
-        signature.bind(**args)
-    except TypeError as exc:
-        return f"{exc}; parameters: {', '.join(signature.parameters)}"
+class _Spec:
+    """One tool's parameters, read from its signature once (``inspect`` per call cost 10 us)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.signature = inspect.signature(fn)
+        self.names = frozenset(self.signature.parameters)
+        self.required = frozenset(
+            name for name, p in self.signature.parameters.items() if p.default is inspect.Parameter.empty
+        )
+        self.accepts = {
+            name: (str(p.annotation), _ACCEPTS.get(str(p.annotation)))
+            for name, p in self.signature.parameters.items()
+        }
+
+
+_SPECS: dict[Any, _Spec] = {}
+
+
+def _spec(fn: Any) -> _Spec:
+    spec = _SPECS.get(fn)
+    if spec is None:
+        spec = _SPECS[fn] = _Spec(fn)
+    return spec
+
+
+def check_arguments(fn: Any, args: dict[str, Any], spec: _Spec | None = None) -> str | None:
+    """A short reason why ``args`` do not fit ``fn``'s signature, or None (the host checks in depth).
+
+    One pass over the arguments: names, then each value's type and finiteness."""
+    spec = spec or _spec(fn)
+    if not spec.required <= args.keys() or not spec.names >= args.keys():
+        try:
+            spec.signature.bind(**args)
+        except TypeError as exc:
+            return f"{exc}; parameters: {', '.join(spec.signature.parameters)}"
     for key, value in args.items():
+        annotation, accepts = spec.accepts[key]
         if isinstance(value, float) and not math.isfinite(value):
             return f"argument {key!r} must be a finite number, got {value}"
-        accepts = _ACCEPTS.get(str(signature.parameters[key].annotation))
         wrong_bool = isinstance(value, bool) and bool not in (accepts or ())
         if accepts and (wrong_bool or not isinstance(value, accepts)):
-            return (
-                f"argument {key!r} must be {signature.parameters[key].annotation}, got {type(value).__name__}"
-            )
+            return f"argument {key!r} must be {annotation}, got {type(value).__name__}"
     return None
 
 
@@ -140,46 +177,17 @@ def _reply(
     }
 
 
-def stop_leftovers() -> None:
-    """SIGKILL every process of this uid but this one, in one atomic ``kill(-1)``.
-
-    Only when ``AGENTRUN_STOP_LEFTOVERS=1`` and not as root: inside the sandbox the agent's uid
-    owns nothing else (the container's own process runs as another uid); anywhere else, or
-    as root, ``kill(-1)`` would take down far more than a call's leftovers.
-    """
-    if os.environ.get("AGENTRUN_STOP_LEFTOVERS") != "1" or os.getuid() == 0:
-        return
-    deadline = time.monotonic() + 2.0
-    while True:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(-1, signal.SIGKILL)
-        # a busy process dies when next scheduled: wait until none is left (zombies are dead)
-        if not _others_alive() or time.monotonic() > deadline:
-            return
-        time.sleep(0.01)
-
-
-def _others_alive() -> bool:
-    me, uid = str(os.getpid()), os.getuid()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or pid in ("1", me):
-            continue
-        try:
-            with open(f"/proc/{pid}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
-            continue
-        if int(fields.get("Uid", "-1").split()[0]) == uid and not fields.get("State", "").strip().startswith(
-            "Z"
-        ):
-            return True
-    return False
-
-
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Answer requests until stdin ends; after every tool call, before its reply, end what it started."""
     builtin = _load_builtin()
     tools = {fn.__name__: fn for fn in builtin.TOOLS}
-    stop_leftovers()
+    starts: set[Any] = {fn.__name__ for fn in builtin.TOOLS if getattr(fn, "starts_processes", False)}
+    scope = os.environ.get("AGENTRUN_STOP_LEFTOVERS", "")  # "1": the uid is the agent's alone
+    leftovers.become_subreaper()
+    if scope:  # in a sandbox: what a replaced runtime left ends now
+        leftovers.stop_predecessors()
+    if scope == "1":
+        leftovers.wait_uid_clear()
     for line in stdin:
         if not line.strip():
             continue
@@ -189,8 +197,11 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             response = _reply(None, f"request is not valid JSON: {exc}", "runtime")
         else:
             response = handle(request, tools, builtin)
-            if isinstance(request, dict) and "tool" in request:
-                stop_leftovers()
+            tool = request.get("tool") if isinstance(request, dict) else None
+            if tool is not None:
+                if scope == "1" and isinstance(tool, str) and tool in starts:
+                    leftovers.kill_own_uid()  # one atomic pass a fork bomb cannot outrun
+                leftovers.stop_descendants()
         response["oom_kills"] = builtin.oom_kills()  # the host tells a runtime the OOM killer took
         stdout.write((json.dumps(response) + "\n").encode())
 

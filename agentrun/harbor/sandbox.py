@@ -43,6 +43,9 @@ from agentrun.tasks import TaskSpec
 LABEL = "agentrun"
 TOOLS_MOUNT = "/opt/agentrun/tools"
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
+# The runtime ends its predecessors and what every call started (as root too: its own
+# descendants, never the container's other processes; ``tools/leftovers.py``).
+RUNTIME_ENV = {"AGENTRUN_STOP_LEFTOVERS": "tree"}
 _TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
 _CHANGE_KINDS = {0: "M", 1: "A", 2: "D"}
 
@@ -225,7 +228,12 @@ class HarborSandbox:
     def _open(self) -> Channel:
         if self._channel is None:
             self._channel = Channel(
-                self.client.api, self.container.id, RUNTIME_CMD, user=self.user, workdir=self.workdir
+                self.client.api,
+                self.container.id,
+                RUNTIME_CMD,
+                user=self.user,
+                workdir=self.workdir,
+                env=RUNTIME_ENV,
             )
         return self._channel
 

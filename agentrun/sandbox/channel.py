@@ -50,8 +50,19 @@ class Channel:
     raises ``ChannelClosed`` here rather than on the first call.
     """
 
-    def __init__(self, api: Any, container_id: str, command: list[str], *, user: str, workdir: str) -> None:
-        exec_id = api.exec_create(container_id, command, stdin=True, user=user, workdir=workdir)["Id"]
+    def __init__(
+        self,
+        api: Any,
+        container_id: str,
+        command: list[str],
+        *,
+        user: str,
+        workdir: str,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        exec_id = api.exec_create(
+            container_id, command, stdin=True, user=user, workdir=workdir, environment=env
+        )["Id"]
         self._response = api.exec_start(exec_id, socket=True)
         self._sock: socket.socket = getattr(self._response, "_sock", self._response)
         self._buffer = bytearray()
