@@ -201,11 +201,19 @@ def coding_loop(sdk: openai.OpenAI, work: Path, *, stream: bool, turns: int = 6)
     return outputs
 
 
-@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
-def test_direct_fails_and_corrected_finishes_the_same_coding_task(tmp_path: Path, stream: bool) -> None:
+@pytest.mark.parametrize(
+    ("stream", "source"),
+    [(True, "designed"), (False, "designed"), (True, "real"), (False, "real")],
+    ids=["stream", "no-stream", "stream-real", "no-stream-real"],
+)
+def test_direct_fails_and_corrected_finishes_the_same_coding_task(
+    tmp_path: Path, stream: bool, source: str
+) -> None:
+    """The same client, task and fault schedule (every call leaked into the text: designed
+    renderings, or real model outputs from ``--fault-source real``) through each mode."""
     results = {}
     for mode in ("direct", "corrected"):
-        injector = FaultInjector(rate=1.0, seed=3, kinds=("text_tool_call",), mix="qwen")
+        injector = FaultInjector(rate=1.0, seed=3, kinds=("text_tool_call",), mix="qwen", source=source)
         with (
             ReplayServer(coding_script(), ttft=0.01, token_delay=0.001, fault_injector=injector) as server,
             gateway(server.base_url, tmp_path, mode) as gw,
@@ -214,4 +222,5 @@ def test_direct_fails_and_corrected_finishes_the_same_coding_task(tmp_path: Path
             work.mkdir()
             outputs = coding_loop(client(gw), work, stream=stream)
             results[mode] = ((work / "hello.py").is_file(), "hello" in "".join(outputs))
+        assert sum(injector.injected.values()) >= 1
     assert results == {"direct": (False, False), "corrected": (True, True)}
