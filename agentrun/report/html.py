@@ -72,7 +72,8 @@ def plotly_js_gzip_b64(bundle: str) -> str:
     return base64.b64encode(packed).decode("ascii")
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """A file of ``templates/`` (a script or a stylesheet inlined into a page)."""
     return resources.files("agentrun.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
@@ -132,8 +133,8 @@ def render(template: str, *, title: str, plots: list[Plot], context: Mapping[str
             plots=plots,
             figures_json=figures_json(plots),
             plotly_gz=plotly_js_gzip_b64(bundle_for(plots)),
-            style=_asset("style.css"),
-            boot=_asset("boot.js"),
+            style=asset("style.css"),
+            boot=asset("boot.js"),
             **context,
         )
     )

@@ -9,8 +9,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from agentrun.report import runview
-from agentrun.report.html import Plot, base_layout
+from agentrun.report import runview, transcript
+from agentrun.report.html import Plot, asset, base_layout
 from agentrun.report.sources import RunFolder
 
 RUN_FILES = (
@@ -32,7 +32,8 @@ def links(folder: Path, out_dir: Path) -> list[tuple[str, str]]:
             rel = os.path.relpath(target, out_dir).replace(os.sep, "/")
             found.append((label, rel + ("/" if name.endswith("/") else "")))
     if (folder / "report.html").exists() and folder != out_dir:
-        found.append(("run page", os.path.relpath(folder / "report.html", out_dir).replace(os.sep, "/")))
+        page = os.path.relpath(folder / "report.html", out_dir).replace(os.sep, "/")
+        found += [("run page", page), ("transcript", page + "#transcript")]
     return found
 
 
@@ -41,21 +42,29 @@ def timeline_plot(run: RunFolder, pid: str) -> Plot:
     x = [t.turn for t in turns]
     fig = go.Figure(
         [
-            go.Bar(name="model", x=x, y=[t.model_s for t in turns], marker_color="#4c78a8"),
-            go.Bar(name="tools", x=x, y=[t.tools_s for t in turns], marker_color="#f58518"),
-            go.Bar(name="runner", x=x, y=[t.runner_s for t in turns], marker_color="#9d9d9d"),
+            go.Bar(name="model", x=x, y=[t.model_s for t in turns], marker_color="#4c78a8", customdata=x),
+            go.Bar(name="tools", x=x, y=[t.tools_s for t in turns], marker_color="#f58518", customdata=x),
+            go.Bar(name="runner", x=x, y=[t.runner_s for t in turns], marker_color="#9d9d9d", customdata=x),
         ],
         layout=base_layout(barmode="stack", xaxis_title="turn", yaxis_title="seconds"),
     )
-    note = "model: response e2e; tools: in-sandbox duration; runner: the rest of the turn's wall time"
+    note = (
+        "model: response e2e; tools: in-sandbox duration; runner: the rest of the turn's wall time."
+        " Click a bar or point to open its turn in the transcript."
+    )
     return Plot(pid, "Time per turn", fig, note)
 
 
 def latency_plot(rows: list[runview.RequestRow], pid: str) -> Plot:
     x = [r.index for r in rows]
+    turn = [r.turn for r in rows]  # a click on a point opens this turn of the transcript
     hover = [f"turn {r.turn}, prompt {r.prompt_tokens} tok" for r in rows]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(name="TTFT", x=x, y=[r.ttft_s for r in rows], mode="lines+markers", text=hover))
+    fig.add_trace(
+        go.Scatter(
+            name="TTFT", x=x, y=[r.ttft_s for r in rows], mode="lines+markers", text=hover, customdata=turn
+        )
+    )
     fig.add_trace(
         go.Scatter(  # dashed with open markers: without reasoning it lies on the TTFT line
             name="first visible token",
@@ -63,13 +72,19 @@ def latency_plot(rows: list[runview.RequestRow], pid: str) -> Plot:
             y=[r.ttfvt_s for r in rows],
             mode="lines+markers",
             text=hover,
+            customdata=turn,
             line={"dash": "dash"},
             marker={"symbol": "circle-open", "size": 10},
         )
     )
     fig.add_trace(
         go.Scatter(
-            name="decode tok/s", x=x, y=[r.decode_tps for r in rows], mode="lines+markers", text=hover
+            name="decode tok/s",
+            x=x,
+            y=[r.decode_tps for r in rows],
+            mode="lines+markers",
+            text=hover,
+            customdata=turn,
         ),
         secondary_y=True,
     )
@@ -81,12 +96,25 @@ def latency_plot(rows: list[runview.RequestRow], pid: str) -> Plot:
 
 def tokens_plot(rows: list[runview.RequestRow], pid: str) -> Plot:
     x = [r.index for r in rows]
+    turn = [r.turn for r in rows]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(
-        go.Bar(name="prompt tokens", x=x, y=[r.prompt_tokens for r in rows], marker_color="#bab0ac")
+        go.Bar(
+            name="prompt tokens",
+            x=x,
+            y=[r.prompt_tokens for r in rows],
+            marker_color="#bab0ac",
+            customdata=turn,
+        )
     )
     fig.add_trace(
-        go.Bar(name="cached tokens", x=x, y=[r.cached_tokens or 0 for r in rows], marker_color="#54a24b")
+        go.Bar(
+            name="cached tokens",
+            x=x,
+            y=[r.cached_tokens or 0 for r in rows],
+            marker_color="#54a24b",
+            customdata=turn,
+        )
     )
     if any(r.prefix_cache_hit_rate is not None for r in rows):
         fig.add_trace(
@@ -149,4 +177,20 @@ def context(run: RunFolder, out_dir: Path) -> dict[str, Any]:
         "hidden_tail": hidden_tail,
         "own_tail": grade.get("own_output_tail", ""),
         "grading_s": runview.span_seconds(run.spans, "grade"),
+        **transcript_context(run),
+    }
+
+
+def transcript_context(run: RunFolder) -> dict[str, Any]:
+    """The transcript's outline (one closed ``<details>`` per turn), its data and its script."""
+    error = ""
+    try:
+        turns = transcript.transcript(run.events, run.folder)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a trajectory of another shape
+        turns, error = [], f"{type(exc).__name__}: {exc}"
+    return {
+        "transcript_error": error,
+        "transcript": turns,
+        "transcript_json": transcript.to_script_json(turns),
+        "transcript_js": asset("transcript.js"),
     }

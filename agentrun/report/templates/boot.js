@@ -22,7 +22,13 @@ function decodeBase64(text) {  // browsers without Uint8Array.fromBase64 (before
   const figures = JSON.parse(document.getElementById("figures").textContent);
   const config = { displaylogo: false, responsive: true };
   for (const [id, figure] of Object.entries(figures)) {
-    await Plotly.newPlot(id, figure.data, figure.layout, config);
+    const div = document.getElementById(id);
+    await Plotly.newPlot(div, figure.data, figure.layout, config);
+    // a point that carries its turn (customdata) opens that turn of the transcript
+    div.on("plotly_click", (event) => {
+      const turn = event.points[0]?.customdata;
+      if (turn !== undefined && window.agentrunOpenTurn) window.agentrunOpenTurn(turn);
+    });
     performance.mark(`drawn-${id}`);
   }
   window.reportReadyMs = performance.now();

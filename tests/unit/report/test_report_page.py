@@ -34,7 +34,10 @@ def test_run_page_is_self_contained_and_escapes_model_text(tmp_path: Path) -> No
     )
     assert HOSTILE not in html  # the raw text is on the page, but only escaped
     assert "&lt;/script&gt;&lt;script&gt;window.__owned" in html
-    assert html.count("<script") == 3  # figures, packed plotly.js, boot
+    assert html.count("<script") == 5  # transcript data and script, figures, packed plotly.js, boot
+    data = re.search(r'<script type="application/json" id="transcript-data">(.*?)</script>', html, re.S)
+    assert data and "<" not in data.group(1)  # the transcript's JSON cannot close its tag
+    assert HOSTILE in data.group(1).replace("\\u003c", "<")  # and carries the text whole, as data
     figures = _figures(html)
     assert set(figures) == {"run-timeline", "run-latency", "run-tokens", "run-tools", "run-tests"}
     assert [len(t["x"]) for t in figures["run-timeline"]["data"]] == [3, 3, 3]
