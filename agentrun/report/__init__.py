@@ -18,6 +18,7 @@ from pathlib import Path
 from agentrun.errors import AgentrunError, UserError
 
 REPORT_NAME = "report.html"
+MAX_SESSION_PAGES = 200  # a bigger live load's other sessions: `agentrun report RUN_DIR` each
 
 
 def default_out(paths: list[Path]) -> Path:
@@ -48,17 +49,32 @@ def write_report(paths: list[Path], out: Path | None = None) -> Path:
     return target
 
 
+def run_folders_inside(folder: Path) -> list[Path]:
+    """The run folders a compare (its trials) or a live load (its sessions) holds, to get pages."""
+    import json
+
+    from agentrun.report.sources import kind_of
+
+    kind = kind_of(folder)
+    if kind == "compare":
+        return sorted(p for p in folder.iterdir() if (p / "result.json").is_file())
+    if kind == "load":
+        sessions = json.loads((folder / "load.json").read_text(encoding="utf-8")).get("sessions") or []
+        dirs = [Path(s["run_dir"]) for s in sessions if isinstance(s, dict) and s.get("run_dir")]
+        return [d for d in dirs if (d / "result.json").is_file()][:MAX_SESSION_PAGES]
+    return []
+
+
 def report_at_end(folder: Path | str, say: Callable[[str], None]) -> Path | None:
     """What ``task``, ``compare`` and ``load`` call last: write the page, print its path. After a
     compare each trial gets its run page first, so the compare page links to them. A failure here
-    is one warning line, never a lost run (the results are already on disk)."""
-    from agentrun.report.sources import kind_of
+    is one warning line, never a lost run (the results are already on disk). A live load's
+    sessions get theirs too, so its page can open each session's transcript."""
 
     folder = Path(folder)
     try:
-        if kind_of(folder) == "compare":
-            for trial in sorted(p for p in folder.iterdir() if (p / "result.json").is_file()):
-                write_report([trial])
+        for trial in run_folders_inside(folder):
+            write_report([trial])
         path = write_report([folder])
     except (AgentrunError, OSError, ValueError) as exc:
         say(f"report: not written ({exc}); try `agentrun report {folder}`")

@@ -3,6 +3,8 @@ server's series on one time axis; several loads are overlaid, one colour each.""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
@@ -141,7 +143,26 @@ def plots(loads: list[LoadFolder]) -> list[Plot]:
     return out
 
 
-def context(loads: list[LoadFolder]) -> dict[str, Any]:
+def sessions(x: LoadFolder, out_dir: Path) -> list[dict[str, Any]]:
+    """A live load's sessions (load.json's ``sessions``), each with links to its run page and
+    transcript when its run folder has a page (written by ``load`` at the end)."""
+    from pydantic import ValidationError
+
+    from agentrun.load.records import SessionRecord
+
+    out = []
+    for raw in getattr(x.load, "sessions", None) or []:
+        try:
+            s = SessionRecord.model_validate(raw)
+        except ValidationError:
+            continue  # a writer of another version: its sessions are not listed
+        page = Path(s.run_dir) / "report.html" if s.run_dir else None
+        href = os.path.relpath(page, out_dir).replace(os.sep, "/") if page and page.is_file() else None
+        out.append({**s.model_dump(), "href": href})
+    return out
+
+
+def context(loads: list[LoadFolder], out_dir: Path) -> dict[str, Any]:
     rows = []
     for x in loads:
         requests = x.load.measured
@@ -158,6 +179,7 @@ def context(loads: list[LoadFolder]) -> dict[str, Any]:
             }
         )
     return {
+        "sessions": [(label(x), s) for x in loads for s in sessions(x, out_dir)],
         "loads": rows,
         "latency_titles": LATENCY_TITLES,
         "percentile_names": [f"p{p}" for p in L.PERCENTILES],

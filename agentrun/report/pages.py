@@ -38,5 +38,5 @@ def build(kind: Kind, paths: list[Path], out_dir: Path) -> str:
         "load.html.j2",
         title=load_page.title(loads),
         plots=load_page.plots(loads),
-        context={"kind": "load", **load_page.context(loads)},
+        context={"kind": "load", **load_page.context(loads, out_dir)},
     )
