@@ -75,7 +75,9 @@ def measure(n: int, n_exec: int) -> list[tuple[str, str, list[float]]]:
 
         def cli(argv: list[str]) -> Callable[[], None]:
             cmd = ["docker", "exec", "-u", sb.user, "-w", "/workspace", cid, *argv]
-            return lambda: _check(subprocess.run(cmd, capture_output=True, check=False).returncode)
+            return lambda: _check(
+                subprocess.run(cmd, capture_output=True, check=False, timeout=60).returncode
+            )
 
         read_argv = ["cat", "/workspace/hello.txt"]
         shell_argv = ["bash", "-c", "echo hi"]

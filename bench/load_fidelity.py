@@ -32,12 +32,14 @@ import itertools
 import json
 import platform
 import resource
+import select
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from agentrun import lifeline
 from agentrun.load import client as client_module
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
@@ -53,9 +55,13 @@ def start_server(ttft: float, token_delay: float, stamped: bool = False) -> tupl
         cmd = [sys.executable, "-m", "agentrun", "replay", "serve", "--task", "todo-cli", "--port", "0"]
         cmd += ["--kv-gpu-tokens", "0"]
     cmd += ["--ttft", str(ttft), "--token-delay", str(token_delay)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
+    proc = lifeline.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stream = proc.stdout
+    assert stream is not None
+    if not select.select([stream], [], [], 60)[0]:  # the URL line, printed once it listens
+        proc.kill()
+        raise SystemExit(f"{cmd[2]} printed no URL within 60 s")
+    return proc, stream.readline().strip()
 
 
 def _cpu_s() -> float:
@@ -219,7 +225,7 @@ def aiperf_level(
     """
     folder, dataset = out / f"aiperf-{sessions}", aiperf_dataset(out, sessions)
     peer_python = str(Path(peer_bin).parent / "python")
-    subprocess.run([peer_python, "-c", _TOKENIZER, str(out / "hf"), str(dataset)], check=True)
+    subprocess.run([peer_python, "-c", _TOKENIZER, str(out / "hf"), str(dataset)], check=True, timeout=600)
     cmd = [
         peer_bin, "profile", "--model", "replay", "--tokenizer", "local/wordlevel",
         "--url", base_url.removesuffix("/v1"), "--endpoint-type", "chat", "--streaming",

@@ -32,7 +32,7 @@ AGENTS = ("oracle", "nop")
 
 def harbor(*args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(HERE / "scripts" / "harbor-env.sh"), "run", "harbor", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd="/tmp", check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd="/tmp", check=False, timeout=3600)
 
 
 def prepared_copy(task: Path, into: Path, mapping: dict[str, str]) -> tuple[Path, list[str], bool]:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrun_testsupport import agentrun_cmd, load_result, only_run, read_jsonl, run_cli
+from agentrun_testsupport import first_line, load_result, only_run, read_jsonl, run_cli, spawn_cli, stop
 
 from agentrun.chaos import FAULT_KINDS
 from agentrun.replay import ReplayServer, script_from_task
@@ -53,22 +53,19 @@ REQUEST_TIMEOUT = 1.5  # the hang ends here
 def proxy(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
     log = tmp_path / "chaos.jsonl"
     with ReplayServer(script_from_task(load_task("todo-cli")), ttft=0, token_delay=0) as upstream:
-        proc = subprocess.Popen(
-            agentrun_cmd(
-                "chaos-proxy", "--upstream", upstream.base_url, "--port", "0", "--seed", "1",
-                "--schedule", ",".join(SCHEDULE), "--retry-after", "0.2", "--slow-delay", "0.002",
-                "--log", str(log),
-            ),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proc = spawn_cli(
+            "chaos-proxy", "--upstream", upstream.base_url, "--port", "0", "--seed", "1",
+            "--schedule", ",".join(SCHEDULE), "--retry-after", "0.2", "--slow-delay", "0.002",
+            "--log", str(log),
         )  # fmt: skip
         try:
-            assert proc.stdout is not None
-            yield proc.stdout.readline().strip(), log, proc
+            yield first_line(proc), log, proc
         finally:
             proc.send_signal(signal.SIGINT)
-            proc.communicate(timeout=30)
+            try:
+                proc.communicate(timeout=30)
+            finally:
+                stop(proc)
 
 
 def test_every_fault_is_survived_and_every_retry_explained(

@@ -19,6 +19,7 @@ from typing import Any
 
 import docker
 import pytest
+from agentrun_testsupport import spawn, stop
 
 AGENTRUN = Path(sys.executable).with_name("agentrun")
 
@@ -36,12 +37,7 @@ def _containers_of(client: Any, pid: int, results: Path) -> list[dict[str, Any]]
 
 
 def _spawn(results: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [str(AGENTRUN), "task", "todo-cli", "--results", str(results), "--no-report"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return spawn([str(AGENTRUN), "task", "todo-cli", "--results", str(results), "--no-report"])
 
 
 def _startup_timeline(client: Any, results: Path) -> tuple[float, float]:
@@ -56,7 +52,10 @@ def _startup_timeline(client: Any, results: Path) -> tuple[float, float]:
         running = now if "running" in states else None
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=120)
+    try:
+        proc.communicate(timeout=120)
+    finally:
+        stop(proc)
     assert first is not None and running is not None, "the run never started a container"
     return first, running
 
@@ -78,7 +77,10 @@ def test_sigint_at_many_moments_of_startup(tmp_path: Path, todo_image: str, dock
         proc = _spawn(tmp_path / f"try-{i}")
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=120)
+        try:
+            _out, err = proc.communicate(timeout=120)
+        finally:
+            stop(proc)
         left = _containers_of(docker_client, proc.pid, tmp_path / f"try-{i}")
         for container in left:  # cleaned up before asserting, so one failure does not leak into the rest
             with contextlib.suppress(docker.errors.NotFound):

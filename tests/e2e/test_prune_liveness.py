@@ -31,7 +31,7 @@ def _running_container(client: Any, proc: subprocess.Popen[str], timeout: float 
     """The id of the run's own container once it runs (not the short-lived copy container)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
+        assert proc.poll() is None, proc.communicate(timeout=60)
         for c in client.api.containers(
             filters={"label": [f"agentrun.owner.pid={proc.pid}", "agentrun.run_id"]}
         ):
@@ -50,7 +50,7 @@ def _killed_run(client: Any, results: Path) -> str:
     proc = _spawn(results, "--replay-ttft", "2")
     container = _running_container(client, proc)
     proc.kill()
-    proc.wait()
+    proc.wait(30)
     assert _exists(client, container)
     return container
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrun_testsupport import agentrun_cmd, only_run, read_jsonl, run_cli
+from agentrun_testsupport import first_line, only_run, read_jsonl, run_cli, spawn_cli, stop
 from report_browser import READY_TIMEOUT_MS, browser, chromium_path
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -62,18 +62,18 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory, todo_image: str) -> Path:
         "--port",
         "0",
     ]
-    server = subprocess.Popen(
-        agentrun_cmd(*serve), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    server = spawn_cli(*serve, stderr=subprocess.DEVNULL)
     try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()  # printed once it listens (the server exits on error)
+        base_url = first_line(server)  # printed once it listens (the server exits on error)
         assert base_url.startswith("http://127.0.0.1:"), base_url
         proc = run_cli("task", "todo-cli", "--base-url", base_url, "--model", "replay", "--results", str(tmp))
         assert proc.returncode in (0, 1), proc.stderr[-3000:]
     finally:
         server.terminate()
-        server.communicate(timeout=30)
+        try:
+            server.communicate(timeout=30)
+        finally:
+            stop(server)
     return only_run(tmp)
 
 

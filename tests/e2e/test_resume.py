@@ -45,18 +45,18 @@ def _kill_mid_task(results: Path, *extra: str) -> tuple[Path, int]:
     deadline = time.monotonic() + 300
     try:
         while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            assert proc.poll() is None, proc.communicate(timeout=60)[1][-2000:]
             for trajectory in results.glob("*/trajectory.jsonl"):
                 turns = [e["turn"] for e in read_jsonl(trajectory) if e["event"] == "request"]
                 if turns and max(turns) >= KILL_AT_TURN:
                     proc.kill()
-                    proc.wait()
+                    proc.wait(30)
                     return trajectory.parent, proc.pid
             time.sleep(0.05)
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(30)
     raise AssertionError(f"the run never reached turn {KILL_AT_TURN}")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrun_testsupport import agentrun_cmd, load_result, only_run, read_jsonl, run_cli
+from agentrun_testsupport import first_line, load_result, only_run, read_jsonl, run_cli, spawn_cli, stop
 
 pytestmark = pytest.mark.docker
 
@@ -134,26 +134,20 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
     2 cores), so the upper bound is on the best request and half the ttft. How exact the clocks
     and the schedule are is judged in tests/integration/test_model_replay.py."""
     ttft, delay = 0.15, 0.003
-    server = subprocess.Popen(
-        agentrun_cmd(
-            "replay",
-            "serve",
-            "--task",
-            "todo-cli",
-            "--port",
-            "0",  # the server picks a free port and prints its URL: no port to race anyone for
-            "--ttft",
-            str(ttft),
-            "--token-delay",
-            str(delay),
-        ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    server = spawn_cli(
+        "replay",
+        "serve",
+        "--task",
+        "todo-cli",
+        "--port",
+        "0",  # the server picks a free port and prints its URL: no port to race anyone for
+        "--ttft",
+        str(ttft),
+        "--token-delay",
+        str(delay),
     )
     try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()  # printed once it listens
+        base_url = first_line(server)  # printed once it listens
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1"), base_url
         proc = run_cli(
             "task", "todo-cli", "--base-url", base_url, "--model", "replay", "--results", str(tmp_path)
@@ -161,7 +155,10 @@ def test_separately_started_replay_server_and_timings(tmp_path: Path, todo_image
         assert proc.returncode == 0, proc.stderr[-3000:]
     finally:
         server.send_signal(signal.SIGINT)
-        _out, served = server.communicate(timeout=30)
+        try:
+            _out, served = server.communicate(timeout=30)
+        finally:
+            stop(server)
     assert f"ttft {ttft}s, {delay}s per token" in " ".join(served.split()), served  # the console wraps
     run_dir = only_run(tmp_path)
     assert load_result(run_dir)["base_url"] == base_url
@@ -192,12 +189,7 @@ def test_signal_mid_run_leaves_no_container(
     tmp_path: Path, todo_image: str, docker_client: Any, sig: int
 ) -> None:
     before = {c["Id"] for c in _labelled(docker_client)}
-    proc = subprocess.Popen(
-        agentrun_cmd("task", "todo-cli", "--results", str(tmp_path), "--replay-token-delay", "0.02"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn_cli("task", "todo-cli", "--results", str(tmp_path), "--replay-token-delay", "0.02")
     try:
         deadline, mine = time.monotonic() + 120, []
         while not mine and time.monotonic() < deadline:
@@ -216,7 +208,7 @@ def test_signal_mid_run_leaves_no_container(
         _out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            stop(proc)
     assert proc.returncode == 130, err[-2000:]
     assert not _labelled(docker_client, run_id)
     result = load_result(only_run(tmp_path))

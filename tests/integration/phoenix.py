@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentrun_testsupport import spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP_SCRIPT = ROOT / ".ci" / "phoenix-setup.sh"
@@ -142,7 +143,7 @@ def start_phoenix(workdir: Path) -> Iterator[PhoenixServer]:
     log_path = workdir / "phoenix.log"
     base_url = f"http://127.0.0.1:{http_port}"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(
+        proc = spawn(  # SIGTERM at its default, whatever this pytest was started with
             [str(python), "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:

@@ -7,6 +7,7 @@ official openai client inside ``OpenAIModel``.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrun_testsupport import agentrun_cmd
+from agentrun_testsupport import agentrun_cmd, first_line, spawn_cli, stop
 
 from agentrun.chaos import FAULT_KINDS, RETRIED, ChaosProxy, Schedule
 from agentrun.errors import DeadlineExceeded, ModelAPIError
@@ -162,24 +163,21 @@ def test_models_and_other_routes_pass_through(upstream: ReplayServer) -> None:
 
 def test_cli_proxies_until_ctrl_c_and_logs_each_fault(upstream: ReplayServer, tmp_path: Path) -> None:
     log = tmp_path / "chaos.jsonl"
-    proc = subprocess.Popen(
-        agentrun_cmd(
-            "chaos-proxy", "--upstream", upstream.base_url, "--port", "0",
-            "--schedule", "http_503,pass", "--log", str(log),
-        ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = spawn_cli(
+        "chaos-proxy", "--upstream", upstream.base_url, "--port", "0",
+        "--schedule", "http_503,pass", "--log", str(log),
     )  # fmt: skip
     try:
-        assert proc.stdout is not None
-        base_url = proc.stdout.readline().strip()
+        base_url = first_line(proc)
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
         with _model(base_url) as model:
             got = model.complete(USER, [])
     finally:
-        proc.send_signal(2)
-        _out, err = proc.communicate(timeout=30)
+        proc.send_signal(signal.SIGINT)
+        try:
+            _out, err = proc.communicate(timeout=30)
+        finally:
+            stop(proc)
     assert [a.status_code for a in got.attempts] == [503]
     assert [json.loads(line)["fault"] for line in log.read_text().splitlines()] == ["http_503", "pass"]
     assert proc.returncode == 0 and "faults injected: http_503 1" in err and "Traceback" not in err

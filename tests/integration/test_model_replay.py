@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import openai
 import pytest
+from agentrun_testsupport import first_line, spawn, stop
 
 from agentrun.errors import ModelAPIError, ServerUnreachable, UserError
 from agentrun.messages import Message
@@ -487,15 +487,9 @@ def test_cli_serves_a_task_script_until_ctrl_c(tmp_path: Path) -> None:
     script = Script(turns=[ScriptTurn(content="from the file")], model_name="cli-model")
     script.save(tmp_path / "s.json")
     command = [sys.executable, "-c", "from agentrun.cli import main; main()", "replay", "serve"]
-    proc = subprocess.Popen(
-        [*command, "--script", str(tmp_path / "s.json"), "--port", "0", "--ttft", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn([*command, "--script", str(tmp_path / "s.json"), "--port", "0", "--ttft", "0"])
     try:
-        assert proc.stdout is not None
-        base_url = proc.stdout.readline().strip()
+        base_url = first_line(proc)
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
         with _fast_model(base_url) as model:
             got = model.complete(USER, [])
@@ -504,8 +498,7 @@ def test_cli_serves_a_task_script_until_ctrl_c(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+            stop(proc)
     assert proc.returncode == 0
     assert LABEL in err and "1 chat requests" in err and "Traceback" not in err
 

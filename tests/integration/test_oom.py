@@ -65,7 +65,7 @@ def test_a_command_past_the_limit_is_an_out_of_memory_error(sandbox: DockerSandb
     assert _kills(sandbox) > before  # the kill happened in the container's own cgroup
     assert host_sentinel.poll() is None  # the host's processes are untouched
     host_sentinel.kill()
-    host_sentinel.wait()
+    host_sentinel.wait(30)
     assert shell(sandbox, "echo next").output == "next\n[exit code: 0]"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentrun_testsupport import first_line
 from docker.errors import ImageNotFound
 
 from agentrun.harbor.imagemap import parse_image_map
@@ -111,15 +112,14 @@ def _killed_at_snapshot(client: Any, image: str, run_dir: Path) -> tuple[str, in
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        snapshot = proc.stdout.readline().strip()
+        snapshot = first_line(proc, timeout=300)
         assert snapshot.startswith("sha256:"), proc.communicate(timeout=60)[1][-3000:]
         assert client.images.get(snapshot).labels[SNAPSHOT_LABEL] == "1"
         prune_dead(client)
         assert _exists(client, snapshot)  # its run is alive: kept
     finally:
         proc.kill()
-        proc.wait()
+        proc.wait(30)
     return snapshot, proc.pid
 
 
@@ -169,12 +169,11 @@ def test_prune_removes_a_killed_runs_compose_network(docker_client: Any, tmp_pat
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        net = proc.stdout.readline().strip()
+        net = first_line(proc, timeout=300)
         assert net, proc.communicate(timeout=60)[1][-3000:]
     finally:
         proc.kill()
-        proc.wait()
+        proc.wait(30)
     live = docker_client.networks.create(
         f"agentrun-prune-live-{tmp_path.name}"[:60], labels={"agentrun": "1", **owner_labels()}
     )

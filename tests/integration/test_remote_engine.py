@@ -185,7 +185,7 @@ def _present(client: Any, made: dict[str, str]) -> set[str]:
 def test_sandbox_prune_cleans_each_docker_host_and_reports_a_dead_one(remote: str, tmp_path: Path) -> None:
     killed = subprocess.Popen(["sleep", "60"])
     killed.kill()
-    killed.wait()
+    killed.wait(30)
     dead_owner = {**owner_labels(), OWNER_PID: str(killed.pid)}
     engine = docker.DockerClient(base_url=remote)
     local = ct.connect()

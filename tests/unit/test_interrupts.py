@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 
 import pytest
 
 from agentrun.interrupts import deferred_interrupts
 
 
-def test_ctrl_c_inside_the_block_arrives_after_it() -> None:
+@pytest.fixture
+def python_ctrl_c() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test, whatever this pytest was started with (a
+    pytest started as a background job has SIGINT ignored, and so would this process)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_inside_the_block_arrives_after_it(python_ctrl_c: None) -> None:
     reached_end_of_block = False
     with pytest.raises(KeyboardInterrupt), deferred_interrupts():
         os.kill(os.getpid(), signal.SIGINT)

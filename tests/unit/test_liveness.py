@@ -10,13 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
+from agentrun_testsupport import first_line
 
 from agentrun import liveness
 
 
 def _exited_child_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()  # reaped: its pid names nothing now
+    proc.wait(30)  # reaped: its pid names nothing now
     return proc.pid
 
 
@@ -44,7 +45,7 @@ def test_a_killed_but_unreaped_owner_is_dead() -> None:
             time.sleep(0.02)
         assert liveness.owner_alive(labels) is False  # a zombie until its parent waits for it
     finally:
-        proc.wait()
+        proc.wait(30)
 
 
 def test_a_reused_pid_is_not_the_owner() -> None:
@@ -80,16 +81,16 @@ def test_run_lock_is_held_while_the_process_lives_and_dropped_by_sigkill(tmp_pat
     assert not liveness.run_is_alive(tmp_path)
     proc = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        assert first_line(proc) == "locked"
         assert liveness.run_is_alive(tmp_path)
         with pytest.raises(BlockingIOError):
             liveness.RunLock(tmp_path).acquire()
         proc.kill()
-        proc.wait()
+        proc.wait(30)
         assert not liveness.run_is_alive(tmp_path)  # the kernel dropped the flock with the process
         with liveness.RunLock(tmp_path):
             assert liveness.run_is_alive(tmp_path)  # seen from this process too
         assert not liveness.run_is_alive(tmp_path)
     finally:
         proc.kill()
-        proc.wait()
+        proc.wait(30)

@@ -83,7 +83,7 @@ def test_history_of_a_hostile_workspace_runs_nothing(tmp_path: Path) -> None:
     ws.mkdir()
     first = workspace.init_repo(git_dir, ws)
     nested = ws / "sub"
-    subprocess.run(["git", "init", "-q", str(nested)], check=True)
+    subprocess.run(["git", "init", "-q", str(nested)], check=True, timeout=60)
     config = nested / ".git" / "config"
     config.write_text(config.read_text() + f"[core]\n\tfsmonitor = touch {marker}\n")
     (ws / ".gitattributes").write_text("* filter=evil diff=evil\n")
@@ -100,7 +100,7 @@ def test_history_of_a_hostile_workspace_runs_nothing(tmp_path: Path) -> None:
     assert b"sub/code.py" in workspace.archive(git_dir)
     assert not marker.exists()
     # control: the same folder does run the planted command under plain git
-    subprocess.run(["git", "-C", str(nested), "status"], capture_output=True, check=False)
+    subprocess.run(["git", "-C", str(nested), "status"], capture_output=True, check=False, timeout=60)
     assert marker.exists()
 
 

@@ -87,7 +87,8 @@ def test_parallel_first_loads_never_see_a_half_executed_module() -> None:
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            t.join(60)
+        assert not any(t.is_alive() for t in threads)
     assert not errors
 
 

@@ -13,7 +13,8 @@ def test_lines_are_flushed_as_written_and_ordered(tmp_path):
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
     traj.close()
     events = read_trajectory(path)
     assert [e["seq"] for e in events] == list(range(1, 202))

@@ -96,7 +96,7 @@ def test_running_gauge_is_thread_safe():
     barrier = threading.Barrier(8)
 
     def worker(i: int) -> None:
-        barrier.wait()
+        barrier.wait(60)
         for j in range(50):
             sim.on_request(tokens(f"t{i}_{j}_", 20), 1)
             sim.on_finish(1)
@@ -105,7 +105,8 @@ def test_running_gauge_is_thread_safe():
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
     assert sim.running == 0
     assert parse_counters(sim.metrics_text()).get("num_requests_running") == 0
 
