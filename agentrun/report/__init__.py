@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentrun.errors import AgentrunError, UserError
+from agentrun.lines import clean
 
 REPORT_NAME = "report.html"
 MAX_SESSION_PAGES = 200  # a bigger live load's other sessions: `agentrun report RUN_DIR` each
@@ -45,7 +46,9 @@ def write_report(paths: list[Path], out: Path | None = None) -> Path:
         target = target / REPORT_NAME
     target.parent.mkdir(parents=True, exist_ok=True)
     html = pages.build(kinds.pop(), paths, target.parent)
-    target.write_text(html, encoding="utf-8")
+    # a lone surrogate from any reader not yet cleaning (a JSON file of an older version) is
+    # U+FFFD on the page: writing the page never fails on the text it shows
+    target.write_text(clean(html), encoding="utf-8")
     return target
 
 

@@ -8,13 +8,13 @@ recomputes a figure a writer already recorded.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentrun import lines
 from agentrun.compare import Comparison
 from agentrun.errors import UserError
 from agentrun.report.load import LoadFile
@@ -64,7 +64,7 @@ def folder_of(path: Path) -> Path:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return lines.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: cannot read it as JSON ({exc})") from None
 

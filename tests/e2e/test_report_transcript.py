@@ -82,6 +82,14 @@ def _kinds(run: Path) -> tuple[set[str], list[dict[str, Any]]]:
     return {e["repair"]["kind"] for e in events if e["event"] == "repair"}, events
 
 
+def _open_turn(page: Any, turn: int) -> None:
+    """Open a turn as a reader does (a click on its summary, unless an earlier step opened it) and
+    wait until it is drawn: the page draws a turn on the ``toggle`` event, after the click returns."""
+    if not page.locator(f"#turn-{turn}").evaluate("d => d.open"):
+        page.locator(f"#turn-{turn} > summary").click()
+    page.wait_for_selector(f"#turn-{turn} > .turn-body[data-rendered]", state="attached", timeout=10_000)
+
+
 def test_the_transcript_shows_repairs_rejections_and_reasks(chromium: Any, run_dir: Path) -> None:
     kinds, events = _kinds(run_dir)
     reasked = sorted({e["turn"] for e in events if e["event"] == "reask"})
@@ -101,18 +109,18 @@ def test_the_transcript_shows_repairs_rejections_and_reasks(chromium: Any, run_d
         assert page.locator("details.turn").count() == len(turns)
         assert page.locator(".turn-body[data-rendered]").count() == 0  # nothing drawn before it is opened
 
-        page.locator(f"#turn-{text_call[0]} > summary").click()
+        _open_turn(page, text_call[0])
         repaired = page.locator(f"#turn-{text_call[0]} .call.repaired").first
         assert "repaired: text_tool_call" in repaired.locator(".call-title").inner_text()
         assert repaired.locator("pre.call-diff span.del").count() >= 1
         assert repaired.locator("pre.call-diff span.add").count() >= 1
 
-        page.locator(f"#turn-{rejected[0]} > summary").click()
+        _open_turn(page, rejected[0])
         refused = page.locator(f"#turn-{rejected[0]} .call.rejected").first
         assert "launch_rockets" in refused.inner_text()
         assert "Unknown tool 'launch_rockets'" in refused.inner_text()  # the feedback the model got
 
-        page.locator(f"#turn-{reasked[0]} > summary").click()
+        _open_turn(page, reasked[0])
         replies = page.locator(f"#turn-{reasked[0]} .reply")
         assert replies.count() >= 2
         assert "asked again" in page.locator(f"#turn-{reasked[0]} .reply.reasked").first.inner_text()
