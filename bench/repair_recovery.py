@@ -1,0 +1,109 @@
+"""Recovery of the repair pipeline per source of model output, held-out sources marked.
+
+    python bench/repair_recovery.py [--no-write]
+
+Runs ``correct()`` over every case of the repair corpus (tests/fixtures/repair/sources.py: the
+engines' parser-test outputs, agentrun's own corpus, and the cases gathered from other
+projects' parser tests) and prints, per source: calls recovered exactly, false calls (a call
+run that the model did not make; negatives are prose and code that only mention tools), and
+cut-off copies that ran a call. Tuning sources were read while the readers were written;
+held-out ones were not. Writes the table into BENCHMARKS.md under "## Repair recovery by
+source" (that section only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.fixtures.repair.sources import HELD_OUT, Tally, all_cases, measure  # noqa: E402
+
+TITLE = "## Repair recovery by source"
+
+
+def _row(name: str, t: Tally, held: bool) -> str:
+    rate = f"{100 * t.recovered / t.positives:.1f}%" if t.positives else "-"
+    missed = ", ".join(t.missed[:6]) + (" ..." if len(t.missed) > 6 else "")
+    role = "**held out**" if held else "tuning"
+    return (
+        f"| {name} | {role} | {t.recovered}/{t.positives} | {rate} | {t.negatives} | "
+        f"{len(t.false_calls)} | {len(t.cut_ran)} | {missed} |"
+    )
+
+
+def _total(tallies: list[Tally]) -> Tally:
+    out = Tally()
+    for t in tallies:
+        out.positives += t.positives
+        out.recovered += t.recovered
+        out.negatives += t.negatives
+        out.false_calls += t.false_calls
+        out.cut_ran += t.cut_ran
+        out.missed += t.missed
+    return out
+
+
+def render(tallies: dict[str, Tally], seconds: float) -> str:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [
+        TITLE,
+        "",
+        f"Measured {dt.date.today().isoformat()} by `python bench/repair_recovery.py` on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs shared with other work (load average {load}), Python "
+        f"{platform.python_version()}, {seconds:.1f} s. Recovered: the calls come out exactly (names, "
+        "arguments, order). False calls: cases where a call ran that the model did not make (negatives are "
+        "prose and code that only mention tools). Cut-off ran: copies cut inside the last call that ran a "
+        "call (with `finish_reason=length`) or one the whole text does not hold. **Held out**: sources "
+        f"chosen before the structural readers were written ({', '.join(HELD_OUT)}) and gathered after; "
+        "their cases were not used to tune the readers.",
+        "",
+        "| source | role | recovered | rate | negatives | false calls | cut-off ran | missed |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    held = {s: t for s, t in tallies.items() if s in HELD_OUT}
+    tuning = {s: t for s, t in tallies.items() if s not in HELD_OUT}
+    for name in sorted(tuning):
+        lines.append(_row(name, tuning[name], False))
+    for name in sorted(held):
+        lines.append(_row(name, held[name], True))
+    lines.append(_row("**all tuning**", _total(list(tuning.values())), False))
+    if held:
+        lines.append(_row("**all held out**", _total(list(held.values())), True))
+    return "\n".join(lines) + "\n"
+
+
+def write_section(section: str) -> None:
+    path = ROOT / "BENCHMARKS.md"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = text.find(f"\n{TITLE}\n")
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[: start + 1] + section + (text[end:] if end >= 0 else "")
+    else:
+        at = text.find("\n## ", text.find("\n## Repair\n") + 1)
+        text = text[: at + 1] + section + text[at:] if at >= 0 else text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    tallies = measure(all_cases())
+    section = render(tallies, time.perf_counter() - t0)
+    print(section)
+    if not args.no_write:
+        write_section(section)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Recovery per source of model output (tests/fixtures/repair/sources.py): every tuning source
+recovers its calls, no source ever runs a call the model did not make, and no cut-off copy of
+a call runs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.fixtures.repair.sources import HELD_OUT, Tally, all_cases, gathered_cases, measure
+
+
+@pytest.fixture(scope="module")
+def tallies() -> dict[str, Tally]:
+    return measure(all_cases())
+
+
+def test_every_case_names_its_source(tallies: dict[str, Tally]) -> None:
+    assert {"vllm", "sglang", "llama.cpp", "ollama", "agentrun-rendered", "agentrun-handwritten"} <= set(
+        tallies
+    )
+    assert sum(t.positives for t in tallies.values()) >= 400
+    assert sum(t.negatives for t in tallies.values()) >= 60
+
+
+def test_gathered_cases_record_repo_path_and_commit() -> None:
+    import json
+
+    from tests.fixtures.repair.sources import HERE
+
+    for path in (HERE / "sources").glob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            origin = json.loads(line)["origin"]
+            assert origin["repo"] and origin["path"], path.name
+            assert re.fullmatch(r"[0-9a-f]{40}", origin["commit"]), (path.name, origin)
+    assert all(c.source == c.source.lower() for c in gathered_cases())
+
+
+def test_tuning_sources_recover_their_calls(tallies: dict[str, Tally]) -> None:
+    for source, t in tallies.items():
+        if source in HELD_OUT or not t.positives:
+            continue
+        assert t.recovered / t.positives >= 0.98, (source, t.missed)
+
+
+def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
+    assert {s: t.false_calls for s, t in tallies.items() if t.false_calls} == {}
+
+
+def test_no_cut_off_call_runs(tallies: dict[str, Tally]) -> None:
+    assert {s: t.cut_ran for s, t in tallies.items() if t.cut_ran} == {}
