@@ -1,10 +1,12 @@
-"""``agentrun run DIR...``: many tasks (Harbor datasets, terminal-bench folders) in one go."""
+"""``agentrun run DIR...``: a dataset's tasks, each tried K times, as one resumable job."""
 
 from __future__ import annotations
 
+import secrets
 import sys
+import time
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -24,25 +26,88 @@ from agentrun.commands.run import (
 )
 from agentrun.config import AgentKind, RunConfig
 from agentrun.errors import UserError
-from agentrun.harbor.batch import Job, find_tasks, run_job
 from agentrun.messages import Mode
-from agentrun.results import RunResult
 
 console = Console(stderr=True, highlight=False)
 
+JobDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--job",
+        help="the job's folder: made if new; an existing one resumes (only trials without a result run)",
+        callback=lambda v: None if v is None else _params.results_dir(v),
+    ),
+]
+Patterns = Annotated[list[str] | None, typer.Option(help="task name pattern (fnmatch); repeatable")]
+RayAddress = Annotated[
+    str | None, typer.Option(help="run each trial as a Ray task on this cluster (auto, ray://HOST:10001)")
+]
 
-def job_table(job: Job) -> Table:
-    """Reward per task, then the mean over all of them (no reward counts as 0, as in Harbor)."""
-    table = Table(title=f"agentrun run [{job.agent}]")
-    for column in ("task", "reward", "metrics", "stop reason"):
-        table.add_column(column, justify="right" if column == "reward" else "left")
-    for row in job.rows:
-        metrics = ", ".join(f"{k} {v:g}" for k, v in sorted(row.rewards.items()) if k != "reward")
-        reward = "-" if row.reward is None else f"{row.reward:.3f}"
-        table.add_row(row.task, reward, metrics, row.stop_reason + (f" ({row.error})" if row.error else ""))
+
+def job_table(ledger: Any) -> Table:
+    """One row per task (each trial's reward, the mean, pass@K, failures by cause), then the job."""
+    from agentrun.batch.stats import by_task, task_pass_at
+
+    k = ledger.spec.trials
+    table = Table(title=f"agentrun run [{ledger.spec.agent}] {ledger.folder}")
+    for column in ("task", "rewards", "mean", f"pass@{k}", "failures"):
+        table.add_column(column, justify="left" if column in ("task", "failures") else "right")
+    for task, trials in by_task(ledger.trials).items():
+        shown = [_reward(t) for t in trials]
+        done = [t.reward or 0.0 for t in trials if t.final]
+        at_k = task_pass_at(trials, k)
+        failures = [
+            f"{t.id.rsplit('__', 1)[1]} {t.cause}: {t.detail[:80]}"
+            for t in trials
+            if t.cause not in (None, "ok")
+        ]
+        infra = sum(t.infra_retries for t in trials if t.final)
+        failures += [f"infra retried {infra}"] if infra else []
+        mean = f"{sum(done) / len(done):.3f}" if done else "-"
+        table.add_row(
+            task, " ".join(shown), mean, "-" if at_k is None else f"{at_k:.3f}", "; ".join(failures)
+        )
     table.add_section()
-    table.add_row(f"mean of {len(job.rows)} (errors {job.errors})", f"{job.mean:.3f}", "", "")
+    label, mean, passes, causes = _footer(ledger)
+    table.add_row(label, "", mean, passes, causes)
     return table
+
+
+def _reward(trial: Any) -> str:
+    if trial.status == "pending":
+        return "…"
+    if trial.status == "infra":
+        return "infra"
+    return "-" if trial.reward is None else f"{trial.reward:g}"
+
+
+def _footer(ledger: Any) -> tuple[str, str, str, str]:
+    from agentrun.batch.stats import summarize
+
+    s = summarize(ledger.trials, ledger.spec.trials)
+    ci = s["ci95"]
+    mean = "-" if s["mean"] is None else f"{s['mean']:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+    passes = ", ".join(f"@{k} {v:.3f}" for k, v in s["pass_at_k"].items())
+    f = s["failures"]
+    causes = f"task {f['task']}, timeout {f['timeout']}, infra {f['infra']} (retries {s['infra_retries']})"
+    return f"{s['finished']} of {s['trials']} trials (95% CI)", mean, passes, causes
+
+
+def _folder(job: Path | None, results: Path) -> Path:
+    if job is not None:
+        return job.resolve()
+    # a random suffix: two jobs started in the same second get two folders
+    return (results / f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}").resolve()
+
+
+def _runner(ray: str | None) -> Any:
+    """``run_task``, or the same run as a Ray task on a cluster (``load --ray``'s path)."""
+    if ray is None:
+        return None
+    from agentrun.commands.load import _ray
+    from agentrun.load.ray_run import RaySessions
+
+    return RaySessions(_ray(ray), kv_budget=None).run
 
 
 def register(app: typer.Typer) -> None:
@@ -51,7 +116,14 @@ def register(app: typer.Typer) -> None:
         dirs: Annotated[list[Path], typer.Argument(help="task folders, or folders of tasks (datasets)")],
         agent: Annotated[str, typer.Option(help="model | oracle | nop")] = "model",
         mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
-        concurrency: Annotated[int, typer.Option(min=1, help="tasks run at the same time")] = 1,
+        concurrency: Annotated[int, typer.Option(min=1, help="trials run at the same time")] = 1,
+        trials: Annotated[int, typer.Option(min=1, help="trials of each task (pass@k up to this)")] = 1,
+        infra_retries: Annotated[
+            int, typer.Option(min=0, help="attempts again when the infrastructure broke a trial")
+        ] = 2,
+        job: JobDir = None,
+        include: Patterns = None,
+        exclude: Patterns = None,
         base_url: BaseUrl = None,
         model: ModelName = None,
         api_key: ApiKey = None,
@@ -62,18 +134,21 @@ def register(app: typer.Typer) -> None:
         image_map: ImageMap = None,
         image_map_file: ImageMapFile = None,
         docker_host: _params.DockerHosts = None,
+        ray: RayAddress = None,
     ) -> None:
-        """Run every task in DIRS, N at a time; print the reward per task and the mean."""
+        """Run every task in DIRS K times, N at a time, into a job folder; print the table."""
+        from agentrun.batch import JobSpec, Ledger
         from agentrun.harbor.imagemap import parse_image_map
 
         if agent not in ("model", "oracle", "nop"):
             raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
         if mode not in ("direct", "corrected"):
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
-        image_mapping = parse_image_map(image_map or [], image_map_file or [])
-        tasks = find_tasks(dirs)
+        if ray and docker_host:
+            raise UserError("--ray and --docker-host: each Ray node runs its trials on its own engine")
+        names = _task_names(dirs, include or [], exclude or [])
         base = RunConfig(
-            task=str(tasks[0]),
+            task=next(iter(names.values())),
             mode=cast(Mode, mode),
             agent=cast(AgentKind, agent),
             **_endpoint_args(base_url, model, api_key),
@@ -81,21 +156,48 @@ def register(app: typer.Typer) -> None:
             base_image=base_image,
             temperature=temperature,
             max_turns=max_turns,
-            image_map=image_mapping,
+            image_map=parse_image_map(image_map or [], image_map_file or []),
             docker_hosts=docker_host or [],
         )
-        _sigterm_as_interrupt()
+        spec = JobSpec(
+            tasks=names, trials=trials, agent=agent, mode=mode, model=model, infra_retries=infra_retries
+        )
+        _execute(Ledger.open(_folder(job, results), spec), base, _runner(ray), concurrency)
 
-        def each(r: RunResult) -> None:
-            reward = "-" if r.reward is None else f"{r.reward:g}"
-            console.print(f"{r.task}: reward {reward}, stop {r.stop_reason}")
 
-        try:
-            job, folder = run_job(base, tasks, concurrency=concurrency, on_result=each)
-        except KeyboardInterrupt:
-            console.print("[yellow]interrupted: sandboxes removed, finished runs kept[/yellow]")
-            sys.exit(130)
-        Console().print(job_table(job))
-        Console().print(f"job.json: {folder / 'job.json'}")
-        if any(row.reward is None or row.reward < 1.0 for row in job.rows):
-            raise typer.Exit(1)
+def _task_names(dirs: list[Path], include: list[str], exclude: list[str]) -> dict[str, str]:
+    """The job's tasks by name; a bad task.toml or two tasks of one name stop it before it starts."""
+    from agentrun.batch import find_tasks
+    from agentrun.tasks import load_task
+
+    names: dict[str, str] = {}
+    for path in find_tasks(dirs, include=include, exclude=exclude):
+        name = load_task(str(path)).name
+        if name in names:
+            raise UserError(f"two tasks are named {name}: {names[name]} and {path}")
+        names[name] = str(path)
+    return names
+
+
+def _execute(ledger: Any, base: RunConfig, runner: Any, concurrency: int) -> None:
+    from agentrun.batch import run_job
+
+    _sigterm_as_interrupt()
+
+    def each(t: Any) -> None:
+        reward = "-" if t.reward is None else f"{t.reward:g}"
+        retried = f", infra retries {t.infra_retries}" if t.infra_retries else ""
+        console.print(f"{t.id}: reward {reward}, {t.cause} ({t.stop_reason}){retried}", soft_wrap=True)
+
+    todo = sum(not t.final for t in ledger.trials)
+    console.print(f"job {ledger.folder}: {todo} of {len(ledger.trials)} trials to run", soft_wrap=True)
+    try:
+        run_job(ledger, base, runner=runner, concurrency=concurrency, on_trial=each)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: sandboxes removed; the same command resumes the job[/yellow]")
+        sys.exit(130)
+    out = Console()
+    (out if out.is_terminal else Console(width=160)).print(job_table(ledger))
+    Console().print(f"job.json: {ledger.folder / 'job.json'}")
+    if any(not t.passed for t in ledger.trials):
+        raise typer.Exit(1)

@@ -7,5 +7,4 @@
 ``compose``  ``environment/docker-compose.yaml`` services, through the real Docker Compose
 ``steps``    ``[[steps]]``: a multi-step task, each step acted and graded in turn, rewards combined
 ``collect``  ``[[verifier.collect]]`` hooks and ``artifacts`` copied into the run folder
-``batch``    ``agentrun run DIR...``: many tasks, a reward table and the mean
 """

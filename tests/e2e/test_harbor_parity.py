@@ -268,18 +268,20 @@ def test_run_many_tasks_prints_rewards_and_harbors_mean(tmp_path: Path) -> None:
         str(PROBES / "image-map.txt"),
     )
     assert proc.returncode == 1, proc.stderr[-2000:]  # one task got no reward
-    assert "mean of 2 (errors 1)" in proc.stdout and "0.500" in proc.stdout
+    assert "2 of 2 trials" in proc.stdout and "0.500" in proc.stdout
     (job_dir,) = [p for p in tmp_path.iterdir() if p.name.startswith("job-")]
     job = json.loads((job_dir / "job.json").read_text())
-    assert job["mean"] == 0.5 and job["errors"] == 1
-    rows = {r["task"]: r for r in job["rows"]}
-    assert (
-        rows["solve-only"]["reward"] == 1.0 and rows["verifier-timeout"]["stop_reason"] == "verifier_timeout"
-    )
-    assert sorted(p.name.split("-corrected-")[0][16:] for p in job_dir.iterdir() if p.is_dir()) == [
-        "solve-only",
-        "verifier-timeout",
-    ]
+    assert job["summary"]["mean"] == 0.5
+    assert job["summary"]["failures"] == {"task": 0, "timeout": 1, "infra": 0}
+    trials = {t["task"]: t for t in job["trials"]}
+    assert trials["solve-only"]["reward"] == 1.0 and trials["solve-only"]["cause"] == "ok"
+    assert trials["verifier-timeout"]["stop_reason"] == "verifier_timeout"
+    assert trials["verifier-timeout"]["cause"] == "timeout"
+    folders = sorted(p.name for p in job_dir.iterdir() if p.is_dir())
+    assert folders == ["solve-only__t1", "verifier-timeout__t1"]
+    for trial in job["trials"]:
+        result = json.loads((job_dir / trial["run_dir"] / "result.json").read_text())
+        assert result["task"] == trial["task"] and result["run_id"] == trial["id"]
 
 
 def test_strict_profile_verifier_timeout_is_reported_too(tmp_path: Path) -> None:

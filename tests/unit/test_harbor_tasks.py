@@ -166,7 +166,7 @@ def test_env_templates_resolve_like_harbor():
 
 
 def test_find_tasks_takes_tasks_and_datasets_once_each(tmp_path):
-    from agentrun.harbor.batch import find_tasks
+    from agentrun.batch import find_tasks
 
     tasks = find_tasks([PROBES, PROBES / "ctrf"])
     names = [t.name for t in tasks]
