@@ -16,6 +16,7 @@ from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
+from agentrun.repair.structural.values import kv_value
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -172,7 +173,7 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             name = stripped.split("<arg_key>", 1)[0].strip()
             if not re.fullmatch(r"[\w.\-]+", name):
                 continue
-            glm = {k.strip(): RawText(v) for k, v in _GLM_ARG_RE.findall(body)}
+            glm = {k.strip(): kv_value(v) for k, v in _GLM_ARG_RE.findall(body)}
             rest = body.strip()[len(name) :]
             found.append(
                 Found(name, leftover_args(rest, _GLM_ARG_RE, dict(glm)), start, end, "glm", closed=closed)

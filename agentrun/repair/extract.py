@@ -17,6 +17,8 @@ from agentrun.repair.formats import FORMAT_EXTRACTORS, FORMAT_TOKENS
 from agentrun.repair.formats.harmony import split_harmony
 from agentrun.repair.loose import LOOSE_EXTRACTORS
 from agentrun.repair.quoting import quoted
+from agentrun.repair.structural import LOOSE_READERS, STRICT_READERS, Names
+from agentrun.repair.structural.names import offered
 
 __all__ = ["emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
 
@@ -51,8 +53,31 @@ def _kept(text: str, groups: list[list[Found]], spans: list[tuple[int, int]]) ->
     ]
 
 
-def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
-    """Candidate calls in ``text``, grouped by span, in order of appearance; never raises."""
+def _sound(group: list[Found], known: Names) -> bool:
+    """Every call of the group is whole and names a requested tool."""
+    return all(f.closed and f.name and offered(f.name, known) for f in group)
+
+
+def _structural(text: str, groups: list[list[Found]], readers: tuple, known: Names) -> list[list[Found]]:
+    """Add what the structural readers find where no family reader found anything; where one
+    did but read it unsoundly (a name the request did not offer, a call left open) and the
+    structural reading is sound, the structural reading wins."""
+    for group in _groups([f for read in readers for f in read(text, known)]):
+        span = (group[0].start, group[0].end)
+        clashes = [g for g in groups if _overlaps(span, [(g[0].start, g[0].end)])]
+        if not clashes:
+            groups.append(group)
+        elif known is not None and _sound(group, known) and not any(_sound(g, known) for g in clashes):
+            groups = [g for g in groups if g not in clashes] + [group]
+    return groups
+
+
+def find_text_calls(text: str, *, loose: bool, known: Names = None) -> list[list[Found]]:
+    """Candidate calls in ``text``, grouped by span, in order of appearance; never raises.
+
+    ``known`` (the requested tool names) anchors the structural readers; without it they read
+    only the shapes that mark a call by themselves.
+    """
     if not text:
         return []
     taken: list[tuple[int, int]] = []
@@ -63,6 +88,8 @@ def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
         if not _overlaps(span, taken):
             taken.append(span)
             groups.append(group)
+    groups = _structural(text, groups, STRICT_READERS, known)
+    taken = [(g[0].start, g[0].end) for g in groups]
     if loose:
         code = [
             (m.start(), m.end()) for m in _CODE_FENCE_RE.finditer(text) if m.group(1).lower() not in _NOT_JSON
@@ -73,6 +100,8 @@ def find_text_calls(text: str, *, loose: bool) -> list[list[Found]]:
             if not _overlaps(span, taken) and not _overlaps(span, code):
                 taken.append(span)
                 groups.append(group)
+        groups = _structural(text, groups, LOOSE_READERS, known)
+        taken = [(g[0].start, g[0].end) for g in groups]
     return sorted(_kept(text, groups, taken), key=lambda g: g[0].start)
 
 

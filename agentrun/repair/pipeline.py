@@ -86,7 +86,7 @@ def _candidates_from_text(
     """Candidates in ``text`` and the text left once they are cut out."""
     cands: list[Found] = []
     spans: list[tuple[int, int]] = []
-    groups = find_text_calls(text, loose=loose)
+    groups = find_text_calls(text, loose=loose, known=frozenset(known))
     if origin == "reasoning":
         groups = emitted_at_end(text, groups)
     for group in groups:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from agentrun.repair.structural.values import python_literal
 from agentrun.toolset import tool_facts
 
 __all__ = ["ARG_ALIASES", "Coerced", "coerce_arguments", "typed_from_text", "validate_arguments"]
@@ -179,7 +180,8 @@ def coerce_arguments(args: dict[str, Any], schema: dict[str, Any]) -> Coerced:
 def typed_from_text(value: str, prop: Any) -> Any:
     """A parameter value from an XML-style call (Qwen3-Coder, GLM, MiniMax, DSML), typed by schema.
 
-    Those formats carry every value as text; string parameters keep it exactly as written.
+    Those formats carry every value as text; string parameters keep it exactly as written,
+    objects and arrays may be written as JSON or as Python literals.
     """
     types = _types(prop)
     if not types or "string" in types:
@@ -187,7 +189,13 @@ def typed_from_text(value: str, prop: Any) -> Any:
     try:
         return json.loads(value)
     except ValueError:
-        return coerce_scalar_text(value, types)
+        pass
+    if "object" in types or "array" in types:
+        try:  # a Python literal where JSON was due: {'a': 'b', 'c': True}
+            return python_literal(value)
+        except ValueError:
+            pass
+    return coerce_scalar_text(value, types)
 
 
 _SIMPLE: dict[str, Any] = {

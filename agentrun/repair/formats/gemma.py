@@ -150,25 +150,37 @@ def _scalar(word: str) -> Any:
         return RawText(word)
 
 
+_NEXT_CALL_RE = re.compile(r"\s*[,;]?\s*call:([\w.\-]+)\s*(?=\{)")
+
+
+def _read_call(reader: _Reader, text: str, end_tok: str) -> tuple[dict[str, Any] | str, bool]:
+    start = reader.pos
+    try:
+        return reader.obj(), True
+    except _Cut:
+        reader.pos = len(text)
+        return text[start:], False
+    except _Bad:
+        nxt = text.find(end_tok, start)
+        reader.pos = nxt if nxt >= 0 else len(text)
+        return text[start : reader.pos], nxt >= 0
+
+
 def _extract(text: str, start_tok: str, end_tok: str, delim: str, family: str, raw: bool) -> list[Found]:
+    """Each block, and each ``call:`` in it: a second call in the same block is a call too."""
     found: list[Found] = []
     pos = 0
     call_re = re.compile(re.escape(start_tok) + r"\s*call:([\w.\-]+)\s*(?=\{)")
     while (m := call_re.search(text, pos)) is not None:
         reader = _Reader(text, delim, raw, m.end())
-        try:
-            args: dict[str, Any] | str = reader.obj()
-            closed = True
-        except _Cut:
-            args, closed, reader.pos = text[m.end() :], False, len(text)
-        except _Bad:
-            nxt = text.find(end_tok, m.end())
-            reader.pos = nxt if nxt >= 0 else len(text)
-            args, closed = text[m.end() : reader.pos], nxt >= 0
+        calls = [(m.group(1), *_read_call(reader, text, end_tok))]
+        while calls[-1][2] and (nxt := _NEXT_CALL_RE.match(text, reader.pos)) is not None:
+            reader.pos = nxt.end()
+            calls.append((nxt.group(1), *_read_call(reader, text, end_tok)))
         end = reader.pos
         if text.startswith(end_tok, end):
             end += len(end_tok)
-        found.append(Found(m.group(1), args, m.start(), end, family, closed=closed))
+        found.extend(Found(name, args, m.start(), end, family, closed=closed) for name, args, closed in calls)
         pos = end
     return found
 

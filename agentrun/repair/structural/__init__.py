@@ -1,0 +1,41 @@
+"""Tool calls recognised by their structure, anchored on the tool names the request offered.
+
+The per-family readers (``repair.envelopes``, ``repair.formats``) each know one engine's exact
+spelling; a model served by another engine, or under another template, writes the same call
+in a slightly different dress and is missed. The readers here know the *shapes* instead:
+
+* ``xmlish``: an XML-ish invocation under any wrapper, the tool's name as an attribute
+  (``<invoke name=..>``, ``<tool_call name=..>``), as a child (``<name>..</name>``) or as the
+  tag itself (``<search>..</search>``), its parameters as attributes, as child tags named
+  ``parameter``/``param``/``arg``, as ``<parameter=k>``, as ``<arg_key>``/``<arg_value>``
+  pairs, or as child tags that are the argument names; typed by ``string=`` or not at all;
+* ``named_json``: a JSON object naming a tool under ``name``/``function``/``tool``/
+  ``tool_name`` with ``arguments``/``parameters``/``args``/``input``, in any key order,
+  wherever it sits (after end-of-message tokens, inside a fence of another language);
+* ``conventions``: text conventions some servers and agents use (``[Calling tool: add({..})]``,
+  a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool.
+
+``Names`` is the set of requested tool names, or None when it is not known (the streaming
+gateway asks "may this become a call?" without the request at hand): then only the shapes
+that mark intent by themselves are read, with any name. Every reader is pure and never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentrun.repair.candidates import Found
+from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
+from agentrun.repair.structural.named_json import extract_named_json
+from agentrun.repair.structural.names import Names
+from agentrun.repair.structural.xmlish import extract_invocations
+
+__all__ = ["LOOSE_READERS", "STRICT_READERS", "Names"]
+
+Reader = Callable[[str, Names], list[Found]]
+
+STRICT_READERS: tuple[Reader, ...] = (extract_invocations, extract_calling_tool, extract_tool_code)
+"""Shapes that mark a call by themselves: found even beside native calls."""
+
+LOOSE_READERS: tuple[Reader, ...] = (extract_named_json, extract_bare_calls)
+"""Shapes that are calls only for a requested tool, and only when no native call came."""

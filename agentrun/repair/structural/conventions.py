@@ -1,0 +1,121 @@
+"""Text conventions for calls that some servers and agents write into the reply.
+
+* ``[Calling tool: add({"a": 1})]`` (or ``add(a=1)``): a server that renders the calls of the
+  history as text teaches the model to write new ones the same way;
+* a ```tool_code fence of Python calls, ``print(default_api.add(a=1))`` or ``add(a=1)``
+  (Gemini and Gemma's tool-use prompt);
+* a bare pythonic call to a requested tool on a line of its own (``add(a=1, b=2)``), only with
+  keyword arguments, and never in a reply that shows other Python code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.formats.pythonic import parse_calls
+from agentrun.repair.structural.names import Names, code_spans, names_tool
+
+__all__ = ["extract_bare_calls", "extract_calling_tool", "extract_tool_code"]
+
+_CALLING_RE = re.compile(
+    r"\[\s*(?:Calling|Called|Call|Using|Invoking)\s+(?:the\s+)?(?:tool|function)\s*:?\s*"
+    r"`?([A-Za-z_][\w.\-]*)`?\s*(?:\(|with\s+(?:arguments|args)?:?\s*(?=\{))"
+)
+_CLOSE_RE = re.compile(r"\s*\)?\s*\]")
+
+
+def _calling_one(text: str, m: re.Match[str]) -> Found | None:
+    name, pos = m.group(1), m.end()
+    while pos < len(text) and text[pos] in " \t\n":
+        pos += 1
+    if text.startswith("{", pos):
+        end = balanced_end(text, pos)
+        if end is None:
+            return Found(name, text[pos:], m.start(), len(text), "calling_tool", closed=False)
+        close = _CLOSE_RE.match(text, end)
+        if close is None:
+            return None
+        return Found(name, text[pos:end], m.start(), close.end(), "calling_tool")
+    close_at = text.find(")]", pos)
+    if close_at < 0:
+        return Found(name, text[pos:], m.start(), len(text), "calling_tool", closed=False)
+    calls = parse_calls(f"{name}({text[pos:close_at]})")
+    if not calls or len(calls) != 1:
+        return None
+    return Found(calls[0][0], calls[0][1], m.start(), close_at + 2, "calling_tool")
+
+
+def extract_calling_tool(text: str, known: Names) -> list[Found]:
+    """``[Calling tool: NAME({json})]`` and ``[Calling tool: NAME(k=v)]``."""
+    if "[" not in text:
+        return []
+    found = []
+    for m in _CALLING_RE.finditer(text):
+        got = _calling_one(text, m)
+        if got is not None:
+            found.append(got)
+    return found
+
+
+_PRINT_RE = re.compile(r"^\s*print\s*\((.*)\)\s*$", re.DOTALL)
+_PREFIX_RE = re.compile(r"\b(?:default_api|functions|tools|api)\.(?=[A-Za-z_][\w]*\s*\()")
+
+
+def _statements(body: str) -> list[str]:
+    out = []
+    for line in body.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _PRINT_RE.match(line)
+        out.append(_PREFIX_RE.sub("", m.group(1) if m else line))
+    return out
+
+
+def extract_tool_code(text: str, known: Names) -> list[Found]:
+    """A ```tool_code fence: each line one Python call; a fence that never closes was cut off."""
+    if "tool_code" not in text:
+        return []
+    found: list[Found] = []
+    for start, end, lang in code_spans(text):
+        if lang != "tool_code":
+            continue
+        block = text[start:end]
+        closed = block.rstrip().endswith("```") and len(block.rstrip()) > 3 + len("```tool_code")
+        body = block.split("\n", 1)[1] if "\n" in block else ""
+        body = body.rstrip().removesuffix("```")
+        if not closed:
+            found.append(Found("", body, start, end, "tool_code", closed=False))
+            continue
+        for stmt in _statements(body):
+            calls = parse_calls(stmt)
+            for name, args in calls or []:
+                found.append(Found(name, args, start, end, "tool_code"))
+    return found
+
+
+_CODE_LINE_RE = re.compile(
+    r"^\s*(?:def |class |import |from \S+ import |return\b|for .+ in |while |if .+:\s*$|[\w.\[\]]+\s*[+\-*/]?=[^=])",
+    re.MULTILINE,
+)
+
+
+_LINE_CALL_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)[ \t]*\(.*\)[ \t]*;?[ \t]*$", re.MULTILINE)
+
+
+def extract_bare_calls(text: str, known: Names) -> list[Found]:
+    """``add(a=1, b=2)`` on a line of its own, for a requested tool, in a reply that shows no code."""
+    if known is None or "(" not in text:
+        return []
+    fences = code_spans(text)
+    found: list[Found] = []
+    for m in _LINE_CALL_RE.finditer(text):
+        if not names_tool(m.group(1), known) or any(s <= m.start() < e for s, e, _ in fences):
+            continue
+        calls = parse_calls(m.group(0).strip().rstrip(";"))
+        if calls and all(isinstance(args, dict) and names_tool(n, known) for n, args in calls):
+            found.extend(Found(n, a, m.start(), m.end(), "bare_call", strict=False) for n, a in calls)
+    if found and _CODE_LINE_RE.search(text):
+        return []  # a reply that shows code: a call among its lines is an example, not a call
+    return found

@@ -1,0 +1,70 @@
+"""JSON objects that name a requested tool, in any key order, wherever they sit.
+
+``{"type": "function", "name": "add", "parameters": {..}}``, ``{"tool": "add", "input": {..}}``,
+``{"function": "add", "args": {..}}``, a list of them, one followed by the template's
+end-of-message and header tokens and more text, or one that is the whole body of a fence
+tagged with another language (```python {"name": "add", ..} ```): the name is what makes it
+a call, so it must be a tool the request offered. JSON inside code (an assignment, a dict in
+a function) is not the whole body of its fence and stays code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.formats.jsonlist import json_calls
+from agentrun.repair.structural.names import Names, code_spans, offered
+
+__all__ = ["extract_named_json"]
+
+_KEYS = "name|function|tool|tool_name|function_name|type|id|arguments|parameters|args|input"
+_START_RE = re.compile(rf"\{{\s*[\"'](?:{_KEYS})[\"']\s*:")
+_LIST_BEFORE_RE = re.compile(r"\[\s*$")
+
+
+def _start(text: str, at: int) -> int:
+    """Where the call starts: at its ``{``, or at the ``[`` of a list it opens."""
+    before = _LIST_BEFORE_RE.search(text, max(0, at - 40), at)
+    return before.start() if before else at
+
+
+def _anchored(found: list[Found], known: Names) -> bool:
+    return bool(found) and (known is None or all(offered(f.name, known) for f in found))
+
+
+def _fence_bodies(text: str, known: Names) -> tuple[list[Found], list[tuple[int, int]]]:
+    """Calls that are the whole body of a fence in another language; and every fence's span."""
+    found: list[Found] = []
+    spans: list[tuple[int, int]] = []
+    for start, end, _lang in code_spans(text):
+        spans.append((start, end))
+        body = text[start:end].split("\n", 1)[1] if "\n" in text[start:end] else ""
+        body = body.rstrip().removesuffix("```").strip()
+        if not body.startswith(("{", "[")) or balanced_end(body, 0) != len(body):
+            continue
+        got = json_calls(body, start, end, "named_json", strict=False)
+        if _anchored(got, known):
+            found.extend(got)
+    return found, spans
+
+
+def extract_named_json(text: str, known: Names) -> list[Found]:
+    """JSON calls to requested tools (see the module docstring); never raises."""
+    if "{" not in text:
+        return []
+    found, fences = _fence_bodies(text, known)
+    taken = [(f.start, f.end) for f in found]
+    pos = 0
+    while (m := _START_RE.search(text, pos)) is not None:
+        pos = m.start() + 1
+        if any(s <= m.start() < e for s, e in fences):
+            continue
+        start = _start(text, m.start())
+        end = balanced_end(text, start)
+        stop = end if end is not None else len(text)
+        got = json_calls(text[start:stop], start, stop, "named_json", strict=False, closed=end is not None)
+        if _anchored(got, known) and not any(s < stop and start < e for s, e in taken):
+            found.extend(got)
+            pos = stop
+    return found

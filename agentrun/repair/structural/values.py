@@ -1,0 +1,96 @@
+"""Parameter values as XML-ish calls write them: text, typed later by the tool's schema.
+
+A value is kept as ``RawText`` (the pipeline types it by the parameter's schema) unless the
+call itself says what it is: ``string="true"`` keeps the text exactly, ``string="false"``
+(DeepSeek DSML, and the same attribute under other wrappers) or a JSON ``type=`` means JSON.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from typing import Any
+
+from agentrun.repair.candidates import RawText
+
+__all__ = ["kv_value", "param_value", "python_literal", "trim_value"]
+
+_JSON_TYPES = {
+    "integer",
+    "int",
+    "number",
+    "float",
+    "boolean",
+    "bool",
+    "object",
+    "dict",
+    "array",
+    "list",
+    "null",
+}
+
+
+def trim_value(value: str) -> str:
+    """Templates put a newline after the opening tag *and* one before the closing tag (Qwen3-Coder);
+    that pair is layout. One newline at the end alone is data (a file's last line)."""
+    if value.startswith("<![CDATA[") and value.endswith("]]>"):
+        return value[9:-3]
+    if value.startswith("\n") and value.endswith("\n") and len(value) >= 2:
+        return value[1:-1]
+    return value
+
+
+def param_value(inner: str, attrs: dict[str, str]) -> Any:
+    """One parameter's value from its element's text and the element's attributes."""
+    value = trim_value(inner)
+    if attrs.get("string", "").lower() == "true":
+        return value
+    if attrs.get("string", "").lower() == "false" or attrs.get("type", "").lower() in _JSON_TYPES:
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return RawText(value)
+
+
+def kv_value(inner: str) -> RawText:
+    """An ``<arg_value>``: GLM-style servers JSON-encode strings in it (``"Paris"``) as often as not;
+    a value that is exactly one JSON string is that string."""
+    value = inner
+    text = value.strip()
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return RawText(value)
+        if isinstance(decoded, str):
+            return RawText(decoded)
+    return RawText(value)
+
+
+def _plain(node: ast.AST) -> Any:
+    if isinstance(node, ast.Name) and node.id in ("true", "false", "null"):
+        return {"true": True, "false": False, "null": None}[node.id]
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("** in a dict")
+        return {_plain(k): _plain(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [_plain(e) for e in node.elts]
+    value = ast.literal_eval(node)
+    if isinstance(value, bytes | complex) or (isinstance(value, float) and not math.isfinite(value)):
+        raise ValueError("not a JSON value")
+    return value
+
+
+def python_literal(text: str) -> Any:
+    """A Python literal dict or list written where JSON was due (``{'a': 'b', 'c': True}``), as
+    JSON values; raises ValueError when the text is not one."""
+    source = text.strip()
+    if not source.startswith(("{", "[")) or len(source) > 1_000_000:
+        raise ValueError("not a container literal")
+    try:
+        return _plain(ast.parse(source, mode="eval").body)
+    except (SyntaxError, MemoryError, RecursionError, TypeError) as exc:
+        raise ValueError(str(exc)) from exc

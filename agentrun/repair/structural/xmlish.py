@@ -1,0 +1,290 @@
+"""XML-ish invocations under any wrapper: ``<invoke name="search"><parameter name="q">..``.
+
+What is read, whatever the wrapper around it (``<function_calls>``, ``<tool_calls>``, none):
+
+* the element that is the call: a call-like tag (``invoke``, ``function``, ``tool_call``,
+  ``tool_use``, ...) naming the tool in an attribute or in a ``<name>`` child, any tag whose
+  ``name=`` attribute is a requested tool, or a tag that *is* a requested tool's name
+  (``<search><query>..</query></search>``, read only when its body is nothing but arguments);
+* its arguments: the tag's other attributes, ``<parameter name=k>`` (or ``param``/``arg``/
+  ``argument``) children, ``<parameter=k>`` children, ``<arg_key>``/``<arg_value>`` pairs, an
+  ``<arguments>`` child holding JSON or more children, a JSON object as the whole body, or
+  children named after the arguments themselves.
+
+A call whose element (or one of its parameters) never closes is not ``closed``: it was cut
+off, and the pipeline never runs it. Invocations side by side share one span, grown to the
+wrapper around them, so several calls in one block come out in order.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from agentrun.repair.candidates import Found
+from agentrun.repair.jsonfix import looks_cut_off
+from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
+from agentrun.repair.structural.values import kv_value, param_value
+
+__all__ = ["extract_invocations"]
+
+_ATTR_RE = re.compile(r"""([\w:.\-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'/]+))""")
+_ATTRS = r"""(?:\s+[\w:.\-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'/]+))*"""
+_OPEN_RE = re.compile(rf"<([A-Za-z_][\w:.\-]*)({_ATTRS})\s*(/?)>")
+_EQ_RE = re.compile(r"<(parameter|param|arg|argument)=([^>\n]+)>")
+_KV_RE = re.compile(r"<(arg_key|key)>(.*?)</\1>\s*<(arg_value|value)>(.*?)(</\3>|\Z)", re.DOTALL)
+
+_CALL_TAGS = frozenset(
+    [
+        "invoke",
+        "function",
+        "tool",
+        "call",
+        "tool_call",
+        "toolcall",
+        "function_call",
+        "functioncall",
+        "tool_use",
+        "use_tool",
+        "tool_request",
+        "invocation",
+    ]
+)
+_PARAM_TAGS = frozenset({"parameter", "param", "arg", "argument", "property"})
+_ARGS_TAGS = frozenset({"arguments", "parameters", "args", "params", "input", "tool_input", "kwargs"})
+_NAME_TAGS = frozenset({"name", "tool_name", "function_name", "tool", "function"})
+_NAME_ATTRS = ("name", "tool_name", "function", "tool")
+_SKIP_ATTRS = frozenset({*_NAME_ATTRS, "id", "type", "index", "call_id"})
+
+
+def _attrs(text: str) -> dict[str, str]:
+    return {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _ATTR_RE.finditer(text)}
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition(":")[2].lower()
+
+
+def _element(text: str, m: re.Match[str]) -> tuple[str, int, bool]:
+    """(body, end, closed) of the element opened by ``m``; unclosed ones end where the next
+    element of the same tag opens, or at the end of the text."""
+    if m.group(3):
+        return "", m.end(), True
+    close_re, again_re = _ends(m.group(1))
+    close = close_re.search(text, m.end())
+    again = again_re.search(text, m.end(), close.start() if close else len(text))
+    if close is not None and (again is None or close.start() < again.start()):
+        return text[m.end() : close.start()], close.end(), True
+    stop = again.start() if again is not None else len(text)
+    return text[m.end() : stop], stop, False
+
+
+@lru_cache(maxsize=128)
+def _ends(tag: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The closing tag of ``tag``, and another opening of it."""
+    return re.compile(rf"</{re.escape(tag)}\s*>"), re.compile(rf"<{re.escape(tag)}[\s>]")
+
+
+class _Args:
+    """Arguments read from one call's body."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.json: str | None = None  # the whole body was one JSON object
+        self.closed = True
+        self.leftover = False  # text outside any argument: the body is not only arguments
+
+
+def _child(body: str, m: re.Match[str], args: _Args) -> int:
+    """Read the child element at ``m`` into ``args``; returns where reading goes on."""
+    tag, attrs = m.group(1), _attrs(m.group(2))
+    inner, end, closed = _element(body, m)
+    args.closed = args.closed and closed
+    local = _local(tag)
+    if local in _PARAM_TAGS and "name" in attrs:
+        args.values[attrs["name"].strip()] = param_value(inner, attrs)
+    elif local in _ARGS_TAGS and "name" not in attrs:
+        _read_into(inner, args)
+    else:
+        args.values[tag] = param_value(inner, attrs)
+    return end
+
+
+def _eq_param(body: str, m: re.Match[str], args: _Args) -> int:
+    """``<parameter=k>v</parameter>`` (Qwen3-Coder's spelling, seen under other wrappers)."""
+    close = re.compile(rf"</{m.group(1)}>|(?=<{m.group(1)}=)|(?=</(?:function|invoke|tool_call)>)")
+    c = close.search(body, m.end())
+    end = c.start() if c else len(body)
+    args.closed = args.closed and c is not None and c.group(0) != ""
+    args.values[m.group(2).strip()] = param_value(body[m.end() : end], {})
+    return c.end() if c else len(body)
+
+
+def _read_into(body: str, args: _Args) -> None:
+    stripped = body.strip()
+    if stripped.startswith("{") and not args.values:
+        args.json = stripped
+        args.closed = args.closed and not looks_cut_off(stripped)
+        return
+    pos = 0
+    while pos < len(body):
+        lt = body.find("<", pos)
+        if body[pos : lt if lt >= 0 else len(body)].strip():
+            args.leftover = True
+        if lt < 0:
+            return
+        if (kv := _KV_RE.match(body, lt)) is not None:
+            args.values[kv.group(2).strip()] = kv_value(kv.group(4))
+            args.closed = args.closed and bool(kv.group(5))
+            pos = kv.end()
+        elif (eq := _EQ_RE.match(body, lt)) is not None:
+            pos = _eq_param(body, eq, args)
+        elif (m := _OPEN_RE.match(body, lt)) is not None:
+            pos = _child(body, m, args)
+        else:
+            args.leftover = args.leftover or not body.startswith("</", lt)
+            close = body.find(">", lt)
+            pos = close + 1 if close >= 0 else len(body)
+
+
+def _named_child(body: str) -> tuple[str, str] | None:
+    """``<name>add</name>`` (or ``<tool_name>``...) first in a call's body: (name, rest of body)."""
+    m = re.match(r"\s*<(\w+)>\s*([\w.\-]+)\s*</\1>", body)
+    if m is None or m.group(1).lower() not in _NAME_TAGS:
+        return None
+    return m.group(2), body[m.end() :]
+
+
+def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
+    tag, attrs = m.group(1), _attrs(m.group(2))
+    local = _local(tag)
+    name = next((attrs[a].strip() for a in _NAME_ATTRS if a in attrs), "")
+    if (
+        local in _PARAM_TAGS
+        or local in _ARGS_TAGS
+        or not (name or local in _CALL_TAGS or names_tool(tag, known))
+    ):
+        return None
+    body, end, closed = _element(text, m)
+    anchored_only = False  # nothing but the tool's name says this element is a call
+    if name:
+        if local not in _CALL_TAGS:
+            if not offered(name, known):
+                return None
+            anchored_only = True
+    elif local in _CALL_TAGS and (child := _named_child(body)) is not None:
+        name, body = child
+    elif closed and names_tool(tag, known):
+        name, anchored_only = tag, True
+    else:
+        return None
+    args = _Args()
+    for key, value in attrs.items():
+        if key not in _SKIP_ATTRS:
+            args.values[key] = param_value(value, {})
+    _read_into(body, args)
+    if anchored_only and (args.leftover or not args.closed or not closed):
+        return None  # <search> in prose, or markup that is not only arguments
+    raw: str | dict[str, Any] = args.json if args.json is not None else args.values
+    if args.leftover and not isinstance(raw, str):
+        raw = body  # never drop words the model wrote: the body goes back as it is
+    return Found(name, raw, m.start(), end, "xmlish", closed=closed and args.closed)
+
+
+def _wrapped(text: str, found: list[Found]) -> list[Found]:
+    """Calls side by side share one span, grown to the wrapper element around them."""
+    out: list[Found] = []
+    i = 0
+    while i < len(found):
+        j = i
+        while j + 1 < len(found) and not text[found[j].end : found[j + 1].start].strip():
+            j += 1
+        start, end = found[i].start, found[j].end
+        opening = re.search(r"<([A-Za-z_][\w:.\-]*)>\s*$", text[max(0, start - 200) : start])
+        closing = None
+        if opening is not None:
+            closing = re.match(rf"\s*</{re.escape(opening.group(1))}>", text[end:])
+            start -= len(text[max(0, start - 200) : start]) - opening.start()
+            end += closing.end() if closing else 0
+        # key/value pairs have no end of their own: inside a wrapper, the wrapper must close
+        cut = opening is not None and closing is None
+        out.extend(
+            Found(
+                f.name,
+                f.arguments,
+                start,
+                end,
+                f.family,
+                closed=f.closed and not (cut and f.family == "xmlish_kv"),
+            )
+            for f in found[i : j + 1]
+        )
+        i = j + 1
+    return out
+
+
+_KV_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)\s*$")
+
+
+def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
+    """``NAME<arg_key>k</arg_key><arg_value>v</arg_value>..`` with no envelope around it (GLM's
+    body, its ``<tool_call>`` dropped or never written)."""
+    found: list[Found] = []
+    pos = 0
+    while (at := text.find("<arg_key>", pos)) >= 0:
+        pos = at + 1
+        name = _KV_NAME_RE.search(text, max(0, at - 80), at)
+        if name is None or any(f.start <= at < f.end for f in taken):
+            continue
+        if known is not None and not offered(name.group(1), known):
+            continue
+        args, end, closed = {}, at, True
+        while (kv := _KV_RE.match(text, end)) is not None:
+            args[kv.group(2).strip()] = kv_value(kv.group(4))
+            closed, end = bool(kv.group(5)), kv.end()
+            while end < len(text) and text[end] in " \t\r\n":
+                end += 1
+        if not args:
+            continue
+        found.append(Found(name.group(1), args, name.start(), end, "xmlish_kv", closed=closed))
+        pos = end
+    return found
+
+
+@lru_cache(maxsize=64)
+def _candidate_re(known: Names) -> re.Pattern[str]:
+    """Where a call may open: a call-like tag, a tag with a name attribute, a tool's own tag."""
+    calls = "|".join(sorted(_CALL_TAGS, key=len, reverse=True))
+    alts = [
+        rf"(?:[\w.\-]+:)?(?:{calls})[\s/>]",
+        rf"[A-Za-z_][\w:.\-]*\s[^<>]*?\b(?:{'|'.join(_NAME_ATTRS)})\s*=",
+    ]
+    if known:
+        words = sorted({w for k in known for w in (k, k.lower())}, key=len, reverse=True)
+        alts.append(r"(?i:" + "|".join(re.escape(w) for w in words) + r")[\s/>]")
+    return re.compile(r"<(?=" + "|".join(alts) + ")")
+
+
+def extract_invocations(text: str, known: Names) -> list[Found]:
+    """XML-ish calls in ``text`` (see the module docstring); never raises."""
+    if "<" not in text or ">" not in text:
+        return []
+    fences = code_spans(text)
+    found: list[Found] = []
+    pos = 0
+    candidates = _candidate_re(known)
+    while (at := candidates.search(text, pos)) is not None:
+        m = _OPEN_RE.match(text, at.start())
+        if m is None:
+            pos = at.start() + 1
+            continue
+        call = _call(text, m, known)
+        if call is None or in_code(m.start(), fences):
+            pos = m.end()
+            continue
+        found.append(call)
+        pos = max(call.end, m.end())
+    if "<arg_key>" in text:
+        found = sorted(found + _kv_calls(text, known, found), key=lambda f: f.start)
+    return _wrapped(text, found)
