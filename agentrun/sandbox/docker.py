@@ -48,7 +48,7 @@ from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, tool_result
 from agentrun.sandbox.container import connect, prune
 from agentrun.sandbox.verifier import DockerVerifier
-from agentrun.sandbox.workspace import commit_all, commit_tar, diff_since, head, init_repo, init_repo_from_tar
+from agentrun.sandbox.workspace import History, commit_tar, diff_since, head, init_repo, init_repo_from_tar
 from agentrun.toolset import ArgumentError, tool_facts
 
 __all__ = ["DockerSandbox", "connect", "prune"]
@@ -73,6 +73,7 @@ class DockerSandbox:
         self.logs_dir = root / "logs"
         self.tests_dir = root / "tests"
         self.git_dir = root / "git"
+        self.history = History(self.git_dir)  # the last commit, kept between turns
         self.user = user
         self.initial_commit = ""
         self.image = ""
@@ -141,7 +142,7 @@ class DockerSandbox:
             sandbox.initial_commit = (
                 init_repo_from_tar(sandbox.git_dir, sandbox.workspace_archive())
                 if remote_engine
-                else init_repo(sandbox.git_dir, sandbox.workspace)
+                else init_repo(sandbox.git_dir, sandbox.workspace, sandbox.history)
             )
             sandbox._channel = sandbox._open_channel()
         except BaseException:
@@ -320,7 +321,7 @@ class DockerSandbox:
     def _commit(self, message: str) -> str | None:
         if self.remote:  # the workspace is only in the engine: its tar, read in memory
             return commit_tar(self.git_dir, self.workspace_archive(), message)
-        return commit_all(self.git_dir, self.workspace, message)
+        return self.history.commit_folder(self.workspace, message)
 
     def diff(self) -> str:
         """The patch from the initial commit to the workspace as it is now (recorded first if it changed)."""

@@ -42,7 +42,9 @@ class Entry:
 
     path: bytes
     mode: int  # git's: 0o100644, 0o100755 or 0o120000
-    data: bytes  # the file's content, or the symlink's target
+    data: bytes  # the file's content, or the symlink's target (empty when ``sha`` is given)
+    sha: str | None = None  # the blob's sha, when ``reuse`` knew the file unchanged and it was not read
+    key: tuple[int, ...] | None = None  # a read file's ``stat_key`` as it was read
 
     @property
     def is_link(self) -> bool:
@@ -60,18 +62,21 @@ def walk(
     skip_dir: Callable[[bytes], bool] = lambda _name: False,
     want_file: Callable[[bytes], bool] = lambda _name: True,
     links: bool = True,
+    reuse: Callable[[bytes, tuple[int, ...]], str | None] | None = None,
 ) -> Iterator[Entry]:
     """Every regular file (and, with ``links``, symlink) under ``root``, sorted by path.
 
     ``skip_dir`` and ``want_file`` see bare names; a file ``want_file`` refuses is not opened.
-    Past ``MAX_TOTAL_BYTES`` read in one walk, further files are left out.
+    Past ``MAX_TOTAL_BYTES`` in one walk, further files are left out. ``reuse(path, stat_key)``
+    may name the blob sha of a file known unchanged: it is then not opened (its size still
+    counts against the budget) and its entry carries that ``sha`` instead of ``data``.
     """
     try:
         top = os.open(root, _OPEN_DIR)
     except OSError:
         return
     try:
-        yield from _Walk(skip_dir, want_file, links).folder(top, b"", 0)
+        yield from _Walk(skip_dir, want_file, links, reuse).folder(top, b"", 0)
     finally:
         os.close(top)
 
@@ -80,9 +85,13 @@ class _Walk:
     """One walk's rules and what it has used of its budgets (entries seen, bytes read)."""
 
     def __init__(
-        self, skip_dir: Callable[[bytes], bool], want_file: Callable[[bytes], bool], links: bool
+        self,
+        skip_dir: Callable[[bytes], bool],
+        want_file: Callable[[bytes], bool],
+        links: bool,
+        reuse: Callable[[bytes, tuple[int, ...]], str | None] | None = None,
     ) -> None:
-        self.skip_dir, self.want_file, self.links = skip_dir, want_file, links
+        self.skip_dir, self.want_file, self.links, self.reuse = skip_dir, want_file, links, reuse
         self.entries = self.bytes = 0
 
     def folder(self, dir_fd: int, prefix: bytes, depth: int) -> Iterator[Entry]:
@@ -107,9 +116,17 @@ class _Walk:
                     with contextlib.suppress(OSError):
                         yield Entry(path, 0o120000, os.fsencode(os.readlink(name, dir_fd=dir_fd)))
             elif stat.S_ISREG(info.st_mode) and self.want_file(name):
-                entry = self._read(dir_fd, name, path)
+                entry = self._known(info, path) or self._read(dir_fd, name, path)
                 if entry is not None:
                     yield entry
+
+    def _known(self, info: os.stat_result, path: bytes) -> Entry | None:
+        """The entry of a file ``reuse`` knows unchanged (not opened), or None: read it."""
+        sha = self.reuse(path, stat_key(info)) if self.reuse else None
+        if sha is None or info.st_size > min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.bytes):
+            return None
+        self.bytes += info.st_size
+        return Entry(path, _git_mode(info), b"", sha=sha)
 
     def _descend(self, dir_fd: int, name: bytes, prefix: bytes, depth: int) -> Iterator[Entry]:
         try:
@@ -142,7 +159,17 @@ class _Walk:
         finally:
             os.close(fd)
         self.bytes += size
-        return Entry(path, 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644, b"".join(chunks))
+        return Entry(path, _git_mode(info), b"".join(chunks), key=stat_key(info))
+
+
+def stat_key(info: os.stat_result) -> tuple[int, ...]:
+    """What changes whenever a file's content may have: the kernel sets ``st_ctime`` on every
+    write, ``utime`` and ``chmod``, and no process can set it back (``mtime`` it can)."""
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _git_mode(info: os.stat_result) -> int:
+    return 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644
 
 
 def tar_entries(

@@ -10,8 +10,10 @@ when it finds them: a nested ``sub/.git/config`` with ``core.fsmonitor``, hooks,
 diff drivers named in ``.gitattributes``, ``.gitmodules``, a ``.git`` file pointing elsewhere
 (reproduced: ``core.fsmonitor = touch /tmp/pwned`` ran as root on the host at the next
 ``git add -A``). So the host reads the workspace itself (``hostfs.walk``: no symlink
-followed, no FIFO opened, ``.git`` entries never read) and hands the blobs to
-``git fast-import`` on a bare repository, which only writes objects; diffs are tree to tree.
+followed, no FIFO opened, ``.git`` entries never read) and writes the objects of a bare
+repository itself (``gitstore.py``); git only reads them (diffs are tree to tree, archives).
+A turn's commit is incremental (``History``): only the files that changed since the last
+turn are read, and only their objects written, with no git process at all.
 Every git command runs with an environment built from nothing and a fixed ``-c`` list
 (``git`` below), so neither the host's git setup nor anything in the repository's data can
 add a command, a hook or a pager.
@@ -19,7 +21,6 @@ add a command, a hook or a pager.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import time
@@ -27,13 +28,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agentrun.errors import SandboxError
-from agentrun.sandbox import hostfs
+from agentrun.sandbox import gitstore, hostfs
 
 # Left out of every commit and so of diff(): caches and environments, not the agent's work.
 EXCLUDED_DIRS = frozenset(
     {b"__pycache__", b".pytest_cache", b".mypy_cache", b".ruff_cache", b"node_modules", b".venv", b"venv"}
 )
 AUTHOR = b"agentrun <agentrun@localhost>"
+RACY_NS = 200_000_000  # a file changed this recently is read again at the next commit
 # Belt and braces: the repository is bare and only our own plumbing runs, but none of git's
 # command-running settings may ever come from anywhere but this list.
 SAFE_CONFIG = (
@@ -77,40 +79,37 @@ def git(git_dir: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def init_repo(git_dir: Path, workspace: Path) -> str:
+def init_repo(git_dir: Path, workspace: Path, history: History | None = None) -> str:
     """Create the bare repository and commit the workspace as it is (empty or not); return that sha."""
     git(git_dir, "init", "--bare", "-q", "--template=", "--initial-branch=main", str(git_dir))
+    history = history or History(git_dir)
     # a resumed run reopens its history: the workspace may be exactly its last commit
-    sha = commit_all(git_dir, workspace, "initial workspace", allow_empty=True) or head(git_dir)
+    sha = history.commit_folder(workspace, "initial workspace", allow_empty=True) or head(git_dir)
     assert sha is not None
     return sha
 
 
 def head(git_dir: Path) -> str | None:
     """The sha of the last commit, or None before the first."""
-    try:
-        return git(git_dir, "rev-parse", "--verify", "-q", "refs/heads/main").decode().strip() or None
-    except SandboxError:
-        return None
+    return gitstore.read_ref(git_dir)
 
 
 def commit_all(git_dir: Path, workspace: Path, message: str, *, allow_empty: bool = False) -> str | None:
     """Commit the host folder as it is now if it differs from the last commit; the new sha, or None."""
-    entries = hostfs.walk(workspace, skip_dir=_excluded_dir, want_file=_wanted_file)
-    return commit_entries(git_dir, entries, message, allow_empty=allow_empty)
+    return History(git_dir).commit_folder(workspace, message, allow_empty=allow_empty)
 
 
 def commit_tar(git_dir: Path, tar: bytes, message: str) -> str | None:
     """``commit_all`` for a workspace that is only a tar (``get_archive``: a remote engine)."""
     entries = hostfs.tar_entries(tar, skip_dir=_excluded_dir, want_file=_wanted_file)
-    return commit_entries(git_dir, entries, message)
+    return History(git_dir).commit_entries(entries, message)
 
 
 def init_repo_from_tar(git_dir: Path, tar: bytes) -> str:
     """``init_repo`` for a workspace that lives only in a remote engine (``sandbox/remote.py``)."""
     git(git_dir, "init", "--bare", "-q", "--template=", "--initial-branch=main", str(git_dir))
     entries = hostfs.tar_entries(tar, skip_dir=_excluded_dir, want_file=_wanted_file)
-    sha = commit_entries(git_dir, entries, "initial workspace", allow_empty=True) or head(git_dir)
+    sha = History(git_dir).commit_entries(entries, "initial workspace", allow_empty=True) or head(git_dir)
     assert sha is not None
     return sha
 
@@ -119,21 +118,73 @@ def commit_entries(
     git_dir: Path, entries: Iterable[hostfs.Entry], message: str, *, allow_empty: bool = False
 ) -> str | None:
     """Commit exactly ``entries`` if they differ from the last commit; the new sha, or None."""
-    parent = head(git_dir)
-    before = _tree_of(git_dir, parent) if parent else {}
-    stored = {sha for _, sha in before.values()}
-    after: dict[bytes, tuple[int, str]] = {}
-    new_blobs: dict[str, bytes] = {}  # only blobs git does not have yet are kept in memory
-    for entry in entries:
-        sha = _blob_sha(entry.data)
-        after[entry.path] = (entry.mode, sha)
-        if sha not in stored:
-            new_blobs.setdefault(sha, entry.data)
-    if after == before and not (allow_empty and parent is None):
-        return None
-    stream = _fast_import_stream(new_blobs, after, parent, message)
-    git(git_dir, "fast-import", "--quiet", "--done", stdin=stream)
-    return head(git_dir)
+    return History(git_dir).commit_entries(entries, message, allow_empty=allow_empty)
+
+
+class History:
+    """The repository's last commit as the host last wrote it, kept between turns: a turn's
+    commit reads only the files that changed and writes only their objects (``gitstore``).
+
+    What is kept: the branch's sha, its flat tree and, per file, the stat key it was read
+    with. A file whose ``hostfs.stat_key`` is the same as when it was read is not read again;
+    one written so recently that a later write could leave the key as it is (timestamps move
+    in clock ticks) is never trusted, so it is read at the next commit. When the branch moved
+    under it (another writer, a resumed run), the tree is read back from git first.
+    """
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+        self.head: str | None = None
+        self.tree: dict[bytes, tuple[int, str]] = {}
+        self._keys: dict[bytes, tuple[tuple[int, ...], str]] = {}  # path -> (stat key, blob sha)
+        self._trees: set[str] = set()  # tree objects known stored
+
+    def commit_folder(self, workspace: Path, message: str, *, allow_empty: bool = False) -> str | None:
+        """Commit the host folder as it is now if it differs from the last commit; the new sha, or None."""
+        self._sync()
+        entries = hostfs.walk(workspace, skip_dir=_excluded_dir, want_file=_wanted_file, reuse=self._reuse)
+        return self.commit_entries(entries, message, allow_empty=allow_empty, synced=True)
+
+    def commit_entries(
+        self,
+        entries: Iterable[hostfs.Entry],
+        message: str,
+        *,
+        allow_empty: bool = False,
+        synced: bool = False,
+    ) -> str | None:
+        """Commit exactly ``entries`` if they differ from the last commit; the new sha, or None."""
+        if not synced:
+            self._sync()
+        trusted_before = time.time_ns() - RACY_NS
+        after: dict[bytes, tuple[int, str]] = {}
+        keys: dict[bytes, tuple[tuple[int, ...], str]] = {}
+        for entry in entries:
+            sha = entry.sha or gitstore.write_object(self.git_dir, b"blob", entry.data)
+            after[entry.path] = (entry.mode, sha)
+            key = entry.key if entry.sha is None else self._keys.get(entry.path, (None, ""))[0]
+            if key is not None and key[5] < trusted_before:  # st_ctime_ns
+                keys[entry.path] = (key, sha)
+        self._keys = keys
+        if after == self.tree and not (allow_empty and self.head is None):
+            return None
+        root = gitstore.write_trees(self.git_dir, after, self._trees)
+        data = gitstore.commit_data(root, self.head, AUTHOR, int(time.time()), message)
+        sha = gitstore.write_object(self.git_dir, b"commit", data)
+        gitstore.set_ref(self.git_dir, sha)
+        self.head, self.tree = sha, after
+        return sha
+
+    def _reuse(self, path: bytes, key: tuple[int, ...]) -> str | None:
+        known = self._keys.get(path)
+        return known[1] if known is not None and known[0] == key else None
+
+    def _sync(self) -> None:
+        """Read the last commit's tree back from git when the branch is not where we left it."""
+        current = gitstore.read_ref(self.git_dir)
+        if current != self.head:
+            self.head, self.tree = current, _tree_of(self.git_dir, current) if current else {}
+            self._keys = {}
 
 
 def _excluded_dir(name: bytes) -> bool:
@@ -165,44 +216,3 @@ def _tree_of(git_dir: Path, commit: str) -> dict[bytes, tuple[int, str]]:
             mode, _, sha = meta.split(b" ")
             tree[path] = (int(mode, 8), sha.decode())
     return tree
-
-
-def _blob_sha(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def _fast_import_stream(
-    new_blobs: dict[str, bytes], tree: dict[bytes, tuple[int, str]], parent: str | None, message: str
-) -> bytes:
-    """One ``git fast-import`` commit holding exactly ``tree``; ``new_blobs`` go inline, the rest by sha."""
-    out = bytearray()
-    marks: dict[str, int] = {}
-    for sha, data in new_blobs.items():
-        marks[sha] = len(marks) + 1
-        out += b"blob\nmark :%d\ndata %d\n%b\n" % (marks[sha], len(data), data)
-    text = message.encode("utf-8", errors="replace")
-    out += b"commit refs/heads/main\ncommitter %b %d +0000\n" % (AUTHOR, int(time.time()))
-    out += b"data %d\n%b\n" % (len(text), text)
-    if parent:
-        out += b"from %b\n" % parent.encode()
-    out += b"deleteall\n"
-    for path, (mode, sha) in sorted(tree.items()):
-        ref = b":%d" % marks[sha] if sha in marks else sha.encode()
-        out += b"M %o %b %b\n" % (mode, ref, _quote(path))
-    out += b"\ndone\n"
-    return bytes(out)
-
-
-def _quote(path: bytes) -> bytes:
-    """A path as fast-import reads it: C-style quoted when it holds a quote, backslash or control byte."""
-    if not any(byte < 0x20 or byte in b'"\\' for byte in path):
-        return path
-    escaped = bytearray(b'"')
-    for byte in path:
-        if byte in b'"\\':
-            escaped += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte == 0x7F:
-            escaped += b"\\%03o" % byte
-        else:
-            escaped.append(byte)
-    return bytes(escaped + b'"')
