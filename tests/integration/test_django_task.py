@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agentrun import grading
+from agentrun.messages import ParsedCall
 from agentrun.sandbox.docker import DockerSandbox
 from agentrun.sandbox.images import ensure_task_image
 from agentrun.tasks import TaskSpec, load_task
@@ -150,3 +151,62 @@ def test_broken_variant_fails_the_tests_aimed_at_it(image: str, task: TaskSpec, 
     assert {module for module, _ in failed} <= aimed_files, failed
     assert hidden.passed >= 0.75 * hidden.total, (hidden, tail)
     assert reward is not None and 0 < reward < 1
+
+
+# Imported into a pytest, this turns every report of that pytest into a pass.
+HOOK_ON_IMPORT = """import gc
+try:
+    import pytest
+    from _pytest.config import Config
+except ImportError:
+    Config = None
+
+
+class ForcePass:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        report.outcome, report.longrepr = "passed", None
+
+
+if Config is not None:
+    for config in [o for o in gc.get_objects() if isinstance(o, Config)]:
+        if not config.pluginmanager.has_plugin("force-pass"):
+            config.pluginmanager.register(ForcePass(), "force-pass")
+"""
+FORGING_PROJECT = {  # a project that starts and answers nothing, and forges every pytest it meets
+    "manage.py": "import os, sys\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings')\n"
+    "from django.core.management import execute_from_command_line\nexecute_from_command_line(sys.argv)\n",
+    "config/__init__.py": HOOK_ON_IMPORT,
+    "config/settings.py": HOOK_ON_IMPORT + "SECRET_KEY = 'x'\nDEBUG = True\nALLOWED_HOSTS = ['*']\n"
+    "USE_TZ = True\nROOT_URLCONF = 'config.urls'\nINSTALLED_APPS = ['django.contrib.contenttypes', "
+    "'django.contrib.auth', 'reservations']\n",
+    "config/urls.py": "urlpatterns = []\n",
+    "reservations/__init__.py": HOOK_ON_IMPORT,
+    "reservations/models.py": HOOK_ON_IMPORT,
+    "reservations/services.py": HOOK_ON_IMPORT,
+    "conftest.py": HOOK_ON_IMPORT,
+    "pytest.py": "raise SystemExit(0)\n",
+    "sitecustomize.py": HOOK_ON_IMPORT,
+}
+
+
+def test_a_project_that_registers_a_pytest_hook_on_import_scores_zero(image: str, task: TaskSpec) -> None:
+    """Every module of the project forges the pytest that imports it: the hidden tests serve it
+    as another user and import none of it, so it scores 0 (the control shows the forgery works)."""
+    with _start(image, task, "forge") as sandbox:
+        for path, content in FORGING_PROJECT.items():
+            call = ParsedCall(id="w", name="write_file", arguments={"path": path, "content": content})
+            assert sandbox.call(call).ok
+        control = sandbox.exec(
+            'mkdir -p /tmp/forge && cd /tmp/forge && printf \'import sys\\nsys.path.insert(0, "/workspace")\\n'
+            "import reservations.services\\n\\ndef test_fails():\\n    assert False\\n' > test_forge.py "
+            "&& python -m pytest -q -p no:cacheprovider test_forge.py",
+            timeout=60,
+        )
+        assert control.exit_code == 0 and "1 passed" in control.output, control.output
+        run = grading.run_hidden_tests(task, sandbox)
+    assert run.tally.total == task.config.agentrun.hidden_tests_count, run.output_tail
+    assert run.tally.passed == 0, run.output_tail
+    assert run.reward == 0.0

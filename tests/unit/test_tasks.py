@@ -61,21 +61,29 @@ def test_user_tasks_dir_env(tmp_path, monkeypatch):
 
 def test_hidden_tests_never_import_the_agents_code():
     """agentrun's own tasks drive the agent's program across a process boundary only: every
-    copy of ``boundary.py`` is the same, every task's tests use it, and test.sh no longer puts
+    copy of ``boundary.py`` is the same, every task's tests use it (django-reservations through
+    ``app_client.py``), none imports Django or the project, and test.sh no longer puts
     /workspace on the pytest's ``sys.path``."""
     import ast
 
     tasks_dir = Path(__file__).resolve().parents[2] / "tasks"
     copies = sorted(tasks_dir.glob("*/tests/boundary.py"))
-    assert {p.parent.parent.name for p in copies} >= {"todo-cli", "greet-cli"}
+    assert {p.parent.parent.name for p in copies} >= {"todo-cli", "greet-cli", "django-reservations"}
     assert len({p.read_bytes() for p in copies}) == 1
     for folder in {p.parent for p in copies}:
-        assert "pythonpath" not in (folder / "test.sh").read_text()
-        for test_file in folder.glob("test_*.py"):
+        test_sh = (folder / "test.sh").read_text()
+        assert "pythonpath" not in test_sh and "DJANGO_SETTINGS_MODULE" not in test_sh
+        assert "pytest_django" not in (folder / "pytest.ini").read_text()
+        runner_side = [*folder.glob("test_*.py"), *folder.glob("conftest.py"), *folder.glob("app_client.py")]
+        used: set[str] = set()
+        for test_file in runner_side:
             tree = ast.parse(test_file.read_text())
             imported = {
                 alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
             }
             imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-            assert "importlib" not in imported and "boundary" in imported, test_file
+            roots = {name.split(".")[0] for name in imported}
+            assert not roots & {"importlib", "django", "reservations", "config", "todo", "greet"}, test_file
+            used |= roots
             assert "sys.path" not in test_file.read_text(), test_file
+        assert "boundary" in used, folder

@@ -1,63 +1,58 @@
 """Fixtures for the hidden acceptance tests: they use only the contract in instruction.md
 (module paths, model and field names, service functions, HTTP paths and JSON shapes).
-Project modules are imported inside fixtures, so a missing module fails the tests that need
-it instead of the whole run."""
-import json
+
+The project runs as a server under another user (``app_client.App``, ``boundary.py``): nothing
+it does reaches this pytest. One server for the session; every test starts on an empty
+database (``reset``) and a dead server is started again."""
+import os
 from datetime import datetime, time, timezone
 
 import pytest
-from django.test import Client
+
+import app_client
 
 UTC = timezone.utc
 EVERY_DAY = range(7)
+WORKSPACE = os.environ.get("WORKSPACE", "/workspace")
+
+
+@pytest.fixture(scope="session")
+def app():
+    served = app_client.App(WORKSPACE, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        yield served
+    finally:
+        served.stop()
 
 
 @pytest.fixture(autouse=True)
-def _db(db):
-    """Every test may touch the database."""
+def _db(app):
+    """Every test starts on an empty database."""
+    app.control("reset")
 
 
 @pytest.fixture
-def m():
-    from reservations import models
-
-    return models
+def m(app):
+    return app_client.Models(app)
 
 
 @pytest.fixture
-def svc():
-    from reservations import services
-
-    return services
-
-
-class Api:
-    """Thin JSON client: ``api.post(path, body)`` -> (status, parsed JSON or None)."""
-
-    def __init__(self):
-        self.client = Client(raise_request_exception=False)
-
-    @staticmethod
-    def _parse(response):
-        try:
-            return response.status_code, json.loads(response.content or b"null")
-        except ValueError:
-            return response.status_code, None
-
-    def get(self, path, params=None):
-        return self._parse(self.client.get(path, params or {}))
-
-    def post(self, path, body=None, raw=None):
-        data = raw if raw is not None else json.dumps(body if body is not None else {})
-        return self._parse(self.client.post(path, data=data, content_type="application/json"))
-
-    def delete(self, path):
-        return self._parse(self.client.delete(path))
+def svc(app):
+    return app_client.Services(app)
 
 
 @pytest.fixture
-def api():
-    return Api()
+def api(app):
+    return app_client.Api(app)
+
+
+@pytest.fixture
+def admin_client(app, m):
+    """A client signed into the admin as a superuser."""
+    m.User.create(username="admin", email="admin@example.com", password="password")
+    client = app_client.Api(app)
+    client.login("admin", "password")
+    return client
 
 
 def hhmm(text):
@@ -74,12 +69,12 @@ def make_restaurant(m):
 
     def make(tz="UTC", hours=((EVERY_DAY, "17:00", "22:00"),), tables=(2, 4, 6), **fields):
         counter["n"] += 1
-        r = m.Restaurant.objects.create(name=f"Test Place {counter['n']}", slug=f"test-place-{counter['n']}",
-                                        timezone=tz, **fields)
+        r = m.Restaurant.create(name=f"Test Place {counter['n']}", slug=f"test-place-{counter['n']}",
+                                timezone=tz, **fields)
         for days, opens, closes in hours:
             for d in days:
-                m.OpeningHours.objects.create(restaurant=r, weekday=d, opens_at=hhmm(opens), closes_at=hhmm(closes))
-        r.test_tables = [m.Table.objects.create(restaurant=r, name=f"T{i + 1}", capacity=c)
+                m.OpeningHours.create(restaurant_id=r.pk, weekday=d, opens_at=hhmm(opens), closes_at=hhmm(closes))
+        r.test_tables = [m.Table.create(restaurant_id=r.pk, name=f"T{i + 1}", capacity=c)
                          for i, c in enumerate(tables)]
         return r
 
@@ -88,7 +83,7 @@ def make_restaurant(m):
 
 @pytest.fixture
 def guest(m):
-    return m.Guest.objects.create(name="Ann Example", email="ann@example.com")
+    return m.Guest.create(name="Ann Example", email="ann@example.com")
 
 
 def instant(text):

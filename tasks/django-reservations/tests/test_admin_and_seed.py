@@ -1,7 +1,5 @@
 """The admin shows every model; seed_demo builds Lakeside Bistro and can run twice."""
-from django.contrib import admin
-from django.core.management import call_command
-from django.urls import reverse
+from zoneinfo import ZoneInfo
 
 MODELS = ["Restaurant", "DiningArea", "Table", "TableCombination", "OpeningHours", "ServicePeriod", "Closure",
           "BookingPolicy", "Guest", "Tag", "GuestNote", "Reservation", "Hold", "WaitlistEntry", "SpecialRequest",
@@ -9,65 +7,62 @@ MODELS = ["Restaurant", "DiningArea", "Table", "TableCombination", "OpeningHours
           "AuditLog"]
 
 
-def test_all_specified_models_exist(m):
-    from django.db import models as djm
+def seed_demo(app):
+    app.control("command", name="seed_demo")
 
-    missing = [name for name in MODELS
-               if not (isinstance(getattr(m, name, None), type) and issubclass(getattr(m, name), djm.Model))]
-    assert missing == []
+
+def test_all_specified_models_exist(m):
+    assert sorted(set(MODELS) - m.names()) == []
 
 
 def test_every_model_is_registered_in_admin(m):
-    registered = {model.__name__ for model in admin.site._registry}
-    assert sorted(set(MODELS) - registered) == []
+    assert sorted(set(MODELS) - m.in_admin()) == []
 
 
-def test_seed_demo_is_idempotent(m):
-    call_command("seed_demo", verbosity=0)
-    counts = {name: getattr(m, name).objects.count() for name in MODELS}
-    call_command("seed_demo", verbosity=0)
-    assert m.Restaurant.objects.filter(name="Lakeside Bistro").count() == 1
-    bistro = m.Restaurant.objects.get(name="Lakeside Bistro")
+def test_seed_demo_is_idempotent(app, m):
+    seed_demo(app)
+    counts = {name: getattr(m, name).count() for name in MODELS}
+    seed_demo(app)
+    assert m.Restaurant.count(name="Lakeside Bistro") == 1
+    (bistro,) = m.Restaurant.rows(name="Lakeside Bistro")
     assert bistro.slug == "lakeside-bistro"
-    closures = m.Closure.objects.filter(restaurant=bistro)
+    closures = m.Closure.rows(restaurant_id=bistro.pk)
     assert sorted(c.kind for c in closures) == ["holiday", "maintenance", "private_event"]
-    assert sorted(c.get_kind_display() for c in closures) == ["Holiday", "Maintenance", "Private Event"]
-    assert {name: getattr(m, name).objects.count() for name in MODELS} == counts
+    assert sorted(m.Closure.display(c.pk, "kind") for c in closures) == ["Holiday", "Maintenance", "Private Event"]
+    assert {name: getattr(m, name).count() for name in MODELS} == counts
 
 
-def test_seed_demo_fills_every_model(m):
-    call_command("seed_demo", verbosity=0)
-    empty = [name for name in MODELS if not getattr(m, name).objects.exists()]
+def test_seed_demo_fills_every_model(app, m):
+    seed_demo(app)
+    empty = [name for name in MODELS if not getattr(m, name).count()]
     assert empty == []
-    from zoneinfo import ZoneInfo
+    (bistro,) = m.Restaurant.rows(slug="lakeside-bistro")
+    ZoneInfo(bistro.timezone)  # a real IANA zone
 
-    ZoneInfo(m.Restaurant.objects.get(slug="lakeside-bistro").timezone)  # a real IANA zone
 
-
-def test_every_changelist_loads_with_seed_data(admin_client, m):
-    call_command("seed_demo", verbosity=0)
+def test_every_changelist_loads_with_seed_data(app, admin_client, m):
+    seed_demo(app)
     failures = {}
     for name in MODELS:
-        url = reverse(f"admin:reservations_{name.lower()}_changelist")
-        response = admin_client.get(url)
-        if response.status_code != 200:
-            failures[name] = response.status_code
+        status = admin_client.page(f"/admin/reservations/{name.lower()}/")
+        if status != 200:
+            failures[name] = status
     assert failures == {}
 
 
-def test_change_pages_load_for_seed_rows(admin_client, m):
-    call_command("seed_demo", verbosity=0)
+def test_change_pages_load_for_seed_rows(app, admin_client, m):
+    seed_demo(app)
     failures = {}
     for name in ["Restaurant", "Closure", "Reservation", "Hold", "WaitlistEntry", "Guest"]:
-        obj = getattr(m, name).objects.first()
-        response = admin_client.get(reverse(f"admin:reservations_{name.lower()}_change", args=[obj.pk]))
-        if response.status_code != 200:
-            failures[name] = response.status_code
+        obj = getattr(m, name).first()
+        status = admin_client.page(f"/admin/reservations/{name.lower()}/{obj.pk}/change/")
+        if status != 200:
+            failures[name] = status
     assert failures == {}
 
 
-def test_api_lists_seeded_restaurant(api):
-    call_command("seed_demo", verbosity=0)
+def test_api_lists_seeded_restaurant(app, api):
+    seed_demo(app)
     status, body = api.get("/api/restaurants/")
     assert status == 200
     assert [r["name"] for r in body["restaurants"]] == ["Lakeside Bistro"]
