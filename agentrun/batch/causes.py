@@ -16,6 +16,7 @@ from agentrun.batch.ledger import Cause
 from agentrun.errors import AgentrunError, DockerUnavailable, SandboxError, UserError
 from agentrun.results import RunResult
 from agentrun.sandbox.base import ENGINE_ERRORS
+from agentrun.sandbox.images import ImageBuildError
 
 # a build step killed from outside (SIGKILL 137, SIGTERM 143), or the engine's stream cut
 _BUILD_KILLED = re.compile(r"non-zero code: (137|143)\b|signal: killed|unexpected EOF|connection", re.I)
@@ -48,16 +49,15 @@ def classify_result(result: RunResult) -> tuple[Cause, str]:
 def classify_error(exc: BaseException) -> tuple[Cause, str] | None:
     """A run that raised before it had a result; None for an error that is nobody's but ours
     (a bug: the job stops and shows it)."""
-    name = f"{type(exc).__module__}.{type(exc).__name__}"
-    if name.startswith("ray.") and not isinstance(exc, AgentrunError):
-        cause = getattr(exc, "cause", None)  # a RayTaskError carries what the task raised
-        if isinstance(cause, BaseException) and cause is not exc:
-            return classify_error(cause)
-        return "infra", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    cause = getattr(exc, "cause", None)  # a RayTaskError carries what the trial raised
+    if type(exc).__module__.startswith("ray.") and isinstance(cause, BaseException) and cause is not exc:
+        return classify_error(cause)
+    if type(exc).__module__.startswith("ray.") and not isinstance(exc, AgentrunError):
+        return "infra", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"  # a lost node
     text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     if isinstance(exc, ENGINE_ERRORS):  # the engine's own error (a container it refused to start)
         return "infra", text
-    if type(exc).__name__ == "ImageBuildError":
+    if isinstance(exc, ImageBuildError):
         return ("infra", text) if _BUILD_KILLED.search(str(exc)) else ("task", text)
     if isinstance(exc, DockerUnavailable | SandboxError):
         return "infra", text

@@ -185,6 +185,8 @@ class RaySessions:
         """One session on the cluster; ``run_task``'s signature (the gate and hooks stay local)."""
         import ray
 
+        # a trial tried again by its job (``agentrun run``) has earlier attempts that were not lost
+        before = len(ray.get(self.ledger.nodes.remote(config.run_id or "")))
         ref = self.task.remote(config.model_dump_json(), self.gate, self.ledger)
         while not ray.wait([ref], timeout=0.25)[0]:
             if interrupts.stop_requested() and not self._stop_sent:  # the load's Ctrl-C: once,
@@ -199,7 +201,7 @@ class RaySessions:
         with tarfile.open(fileobj=io.BytesIO(folder), mode="r:gz") as tar:
             tar.extractall(run_dir, filter="data")
         result = RunResult.model_validate_json((run_dir / "result.json").read_text())
-        lost = [f"ray-node:{n}" for n in ray.get(self.ledger.nodes.remote(config.run_id or ""))[:-1]]
+        lost = [f"ray-node:{n}" for n in ray.get(self.ledger.nodes.remote(config.run_id or ""))[before:-1]]
         result.node, result.results_path, result.engines_lost = (
             node,
             str(run_dir),

@@ -176,3 +176,14 @@ def test_run_job_gives_up_after_the_infra_retries(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError):  # a bug is shown, not counted as the task's or the engine's
         run_job(ledger, RunConfig(task="a", results_dir=tmp_path), runner=bug)
+
+
+def test_causes_of_what_ray_raises() -> None:
+    exceptions = pytest.importorskip("ray.exceptions")
+    build = ImageBuildError("building x failed: returned a non-zero code: 137")
+    wrapped = exceptions.RayTaskError("_session", "Traceback ...", build).as_instanceof_cause()
+    assert classify_error(wrapped) == ("infra", f"ImageBuildError: {build}")  # the trial's own error
+    bug = exceptions.RayTaskError("_session", "Traceback ...", ValueError("ours")).as_instanceof_cause()
+    assert classify_error(bug) is None
+    assert classify_error(exceptions.NodeDiedError("node abc died"))[0] == "infra"  # type: ignore[index]
+    assert classify_error(exceptions.WorkerCrashedError())[0] == "infra"  # type: ignore[index]

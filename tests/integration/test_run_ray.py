@@ -1,0 +1,74 @@
+"""``agentrun run --ray``: a job's trials as Ray tasks on a real local Ray cluster (a head and
+two worker nodes from ``ray.cluster_utils.Cluster``), one worker node removed mid-job."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentrun_testsupport import run_cli
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+ray = pytest.importorskip("ray") if os.environ.get("CI") != "true" else __import__("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks"
+TASKS = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def _remove_after_a_trial(cluster: Any, node: Any, job: Path, removed: list[str]) -> None:
+    """Remove the worker node once a trial has finished on it (its next ones are running)."""
+    deadline = time.monotonic() + 400
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            trials = json.loads((job / "job.json").read_text())["trials"]
+            if any(t["status"] == "done" and t["node"] == node.node_id for t in trials):
+                cluster.remove_node(node, allow_graceful=False)
+                removed.append(node.node_id)
+                return
+        time.sleep(0.3)
+
+
+def test_a_job_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_path: Path) -> None:
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    workers = [cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3) for _ in range(2)]
+    cluster.wait_for_nodes()
+    job, removed = tmp_path / "job", []
+    watcher = threading.Thread(
+        target=_remove_after_a_trial, args=(cluster, workers[0], job, removed), daemon=True
+    )
+    watcher.start()
+    try:
+        proc = run_cli(
+            "run", str(PROBES / "solve-only"), str(PROBES / "reward-json"), str(TASKS / "greet-cli"),
+            "--agent", "oracle", "--trials", "2", "--concurrency", "4", "--job", str(job),
+            "--image-map-file", str(PROBES / "image-map.txt"), "--ray", cluster.address,
+            timeout=600,
+        )  # fmt: skip
+    finally:
+        cluster.shutdown()
+    watcher.join(5)
+    assert removed, "the worker node was never removed"
+    ledger = json.loads((job / "job.json").read_text())
+    trials = ledger["trials"]
+    assert len(trials) == 6 and all(t["status"] == "done" for t in trials), proc.stderr[-3000:]
+    for t in trials:  # the rewards a local run gets (Harbor's, for the probes)
+        if t["task"] == "greet-cli":
+            assert t["reward"] == 1.0, t
+        else:
+            oracle = json.loads((PROBES / t["task"] / "harbor_expected.json").read_text())["oracle"]
+            assert t["reward"] == oracle["reward"] and t["rewards"] == oracle["rewards"], t
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len({t["node"] for t in trials}) == 2  # both workers ran trials
+    lost = [t for t in trials if t["engines_lost"]]
+    assert lost and all(x.startswith("ray-node:") for t in lost for x in t["engines_lost"]), trials
+    assert {x for t in lost for x in t["engines_lost"]} == {f"ray-node:{removed[0]}"}
+    for t in trials:  # each trial's own folder came back to the driver
+        assert json.loads((job / t["id"] / "result.json").read_text())["node"] == t["node"]
