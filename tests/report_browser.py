@@ -68,12 +68,31 @@ def browser() -> Iterator[Any]:
             b.close()
 
 
-def open_page(b: Any, html: Path, screenshot: Path | None = None, width: int = 1400) -> PageCheck:
-    """Load ``html`` from disk, wait until every figure is drawn, and report what the DOM holds."""
-    page = b.new_page(viewport={"width": width, "height": 1000})
+@contextlib.contextmanager
+def chromium_or_skip() -> Iterator[Any]:
+    """``browser()`` for a test: skipped without a chromium, failed so under CI=true."""
+    import pytest
+
+    if chromium_path() is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but no chromium: scripts/test.sh installs it with apt-get")
+        pytest.skip("no chromium on PATH (apt-get install -y chromium)")
+    with browser() as b:
+        yield b
+
+
+def watched_page(b: Any, width: int = 1400, height: int = 1000) -> tuple[Any, list[str]]:
+    """A new page and the list its console errors and uncaught exceptions go to."""
+    page = b.new_page(viewport={"width": width, "height": height})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    return page, errors
+
+
+def open_page(b: Any, html: Path, screenshot: Path | None = None, width: int = 1400) -> PageCheck:
+    """Load ``html`` from disk, wait until every figure is drawn, and report what the DOM holds."""
+    page, errors = watched_page(b, width)
     try:
         page.goto(html.resolve().as_uri())
         page.wait_for_function("document.body.dataset.ready !== '0'", timeout=READY_TIMEOUT_MS)

@@ -19,7 +19,7 @@ from aiohttp import web
 from agentrun.gateway.config import GatewayConfig
 from agentrun.gateway.corrector import StreamCorrector
 from agentrun.gateway.errors import GatewayError, UpstreamFailure, error_body
-from agentrun.gateway.records import Exchange, Recorder, conversation_of, digest
+from agentrun.gateway.records import Exchange, Recorder, conversation_of, digest, new_messages
 from agentrun.gateway.replies import corrected, direct_collect, direct_stream
 from agentrun.gateway.upstream import Opened, Upstream
 from agentrun.model import _Assembly as Assembly
@@ -171,6 +171,7 @@ async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.St
         body.get("model"),
         bool(body.get("stream")),
     )
+    exchange.new_messages = new_messages(body)
     auth = request.headers.get("Authorization")
     if not await gw.known_model(body.get("model"), auth):
         served = ", ".join(gw.served or ())

@@ -34,7 +34,9 @@ from agentrun.trajectory import Trajectory
 
 log = logging.getLogger("agentrun.gateway")
 
-__all__ = ["CONVERSATION_HEADERS", "Exchange", "Recorder", "conversation_of"]
+__all__ = ["CONVERSATION_HEADERS", "Exchange", "Recorder", "conversation_of", "new_messages"]
+
+MAX_MESSAGE_CHARS = 20_000  # of one new message's text kept in requests.jsonl
 
 # the first of these a client sends names its conversation (agentrun's own first)
 CONVERSATION_HEADERS = (
@@ -79,6 +81,8 @@ class Exchange:
     cancelled: bool = False
     server_before: ServerCounters | None = None
     server_delta: dict[str, float] | None = None
+    new_messages: list[dict[str, Any]] = field(default_factory=list)
+    itl_s: list[float] = field(default_factory=list)  # gaps between output chunks as written
 
 
 def digest(raw: bytes, body: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +97,27 @@ def digest(raw: bytes, body: dict[str, Any]) -> dict[str, Any]:
         "temperature": body.get("temperature"),
         "tool_choice": body.get("tool_choice") if isinstance(body.get("tool_choice"), str) else None,
     }
+
+
+def new_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the request adds to its conversation: the messages after the last assistant reply
+    (the user's turn, or the results of the calls it made), each text cut at ``MAX_MESSAGE_CHARS``
+    so one huge tool output cannot make the line (written on the event loop) slow."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    out = []
+    for m in messages[last + 1 :]:
+        content = m.get("content")
+        if isinstance(content, list):  # content parts
+            content = "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+        text = str(content or "")
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[:MAX_MESSAGE_CHARS] + f"\n… {len(text) - MAX_MESSAGE_CHARS:,} more characters"
+        entry = {"role": str(m.get("role") or ""), "content": text}
+        if m.get("tool_call_id"):
+            entry["tool_call_id"] = str(m["tool_call_id"])
+        out.append(entry)
+    return out
 
 
 class _GatewayObserver(OTelObserver):
@@ -179,6 +204,7 @@ class Recorder:
             model=x.model,
             stream=x.stream,
             request=x.request,
+            new_messages=x.new_messages,
             status=x.status,
             error=x.error,
             cancelled=x.cancelled,
@@ -188,6 +214,7 @@ class Recorder:
             repairs=list(x.repairs),
             attempts=list(x.attempts),
             timings={**x.timings, **_upstream_timings(completion)},
+            itl_s=x.itl_s,
             usage=completion.usage if completion is not None else None,
             server_delta=x.server_delta,
             diverged_chars=x.diverged,

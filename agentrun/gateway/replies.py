@@ -35,21 +35,26 @@ _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"
 
 
 class _Clock:
-    """When the client got its first output and its first visible output (seconds from ``t_in``)."""
+    """When the client got its first output and its first visible output (seconds from ``t_in``),
+    and the gaps between the output chunks written to it (``exchange.itl_s``)."""
 
     def __init__(self, exchange: Exchange, t_in: float) -> None:
         self.exchange, self.t_in = exchange, t_in
+        self.last: float | None = None
 
     def saw(self, delta: dict[str, Any]) -> None:
-        timings = self.exchange.timings
-        if "ttft_s" in timings and "ttfvt_s" in timings:
+        visible = delta.get("content") or delta.get("tool_calls")
+        if not (visible or delta.get("reasoning_content") or delta.get("reasoning")):
             return
         now = time.perf_counter() - self.t_in
-        if delta.get("content") or delta.get("tool_calls"):
+        if self.last is not None:
+            self.exchange.itl_s.append(round(now - self.last, 6))
+        self.last = now
+        timings = self.exchange.timings
+        if "ttfvt_s" not in timings:
             timings.setdefault("ttft_s", now)
-            timings.setdefault("ttfvt_s", now)
-        elif delta.get("reasoning_content") or delta.get("reasoning"):
-            timings.setdefault("ttft_s", now)
+            if visible:
+                timings["ttfvt_s"] = now
 
 
 class _Out:
@@ -217,6 +222,7 @@ async def direct_stream(
         exchange.timings["ttft_s"] = assembly.ttft
     if assembly.ttfvt is not None:
         exchange.timings["ttfvt_s"] = assembly.ttfvt
+    exchange.itl_s = assembly.gaps
     return out
 
 

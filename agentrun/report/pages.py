@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentrun.report import compare_page, load_page, run_page
+from agentrun.errors import UserError
+from agentrun.report import compare_page, gateway_page, load_page, run_page
 from agentrun.report.html import render
-from agentrun.report.sources import Kind, read_compare, read_load, read_run
+from agentrun.report.sources import Kind, read_compare, read_gateway, read_load, read_run
 
 
 def build(kind: Kind, paths: list[Path], out_dir: Path) -> str:
@@ -32,6 +33,16 @@ def build(kind: Kind, paths: list[Path], out_dir: Path) -> str:
             title=view["page_title"],
             plots=compare_page.plots(groups),
             context={"kind": "compare", **view},
+        )
+    if kind == "gateway":
+        if len(paths) > 1:
+            raise UserError("one gateway folder per page: give one")
+        gateway = read_gateway(paths[0])
+        return render(
+            "gateway.html.j2",
+            title=f"gateway: {gateway.folder.name}",
+            plots=gateway_page.plots(gateway),
+            context={"kind": "gateway", **gateway_page.context(gateway, out_dir)},
         )
     loads = [read_load(p) for p in paths]
     return render(

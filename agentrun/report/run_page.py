@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -181,11 +182,26 @@ def context(run: RunFolder, out_dir: Path) -> dict[str, Any]:
     }
 
 
+RUN_NOTE = (
+    "Each turn as it happened: the new messages, the model's replies (reasoning folded), each call"
+    " with its result. A repaired call shows what the model sent and what ran as a diff; a rejected"
+    " one the feedback the model got; a re-asked turn both replies. Open a turn to read it."
+)
+
+
 def transcript_context(run: RunFolder) -> dict[str, Any]:
     """The transcript's outline (one closed ``<details>`` per turn), its data and its script."""
+    return transcript_section(lambda: transcript.transcript(run.events, run.folder), "turns", RUN_NOTE)
+
+
+def transcript_section(
+    build: Callable[[], list[dict[str, Any]]], unit: str, note: str, after: str = "what ran"
+) -> dict[str, Any]:
+    """What ``transcript.html.j2`` draws: the turns ``build`` makes (none, and why, when the
+    events are of another shape), their data and the script; shared by the run and gateway pages."""
     error = ""
     try:
-        turns = transcript.transcript(run.events, run.folder)
+        turns = build()
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a trajectory of another shape
         turns, error = [], f"{type(exc).__name__}: {exc}"
     return {
@@ -193,4 +209,7 @@ def transcript_context(run: RunFolder) -> dict[str, Any]:
         "transcript": turns,
         "transcript_json": transcript.to_script_json(turns),
         "transcript_js": asset("transcript.js"),
+        "transcript_unit": unit,
+        "transcript_note": note,
+        "transcript_after": after,
     }

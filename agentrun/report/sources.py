@@ -1,6 +1,7 @@
 """Read results folders as they were written: a run, a compare, or a load.
 
-A run folder holds ``result.json`` (``RunResult``), ``trajectory.jsonl``, ``spans.jsonl`` and
+A gateway's folder holds ``requests.jsonl`` (one line per request, ``agentrun.gateway.records``)
+and ``spans.jsonl``. A run folder holds ``result.json`` (``RunResult``), ``trajectory.jsonl``, ``spans.jsonl`` and
 ``workspace.patch``; a compare folder holds ``compare.json`` (``Comparison``) and one run folder
 per trial; a load folder holds ``load.json`` (see :mod:`agentrun.report.load`). Nothing here
 recomputes a figure a writer already recorded.
@@ -21,9 +22,14 @@ from agentrun.report.load import LoadFile
 from agentrun.results import RunResult
 from agentrun.trajectory import read_trajectory
 
-Kind = Literal["run", "compare", "load"]
+Kind = Literal["run", "compare", "load", "gateway"]
 ModelT = TypeVar("ModelT", bound=BaseModel)
-KIND_FILES: dict[Kind, str] = {"run": "result.json", "compare": "compare.json", "load": "load.json"}
+KIND_FILES: dict[Kind, str] = {
+    "run": "result.json",
+    "compare": "compare.json",
+    "load": "load.json",
+    "gateway": "requests.jsonl",
+}
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,12 @@ class LoadFolder:
     load: LoadFile
 
 
+@dataclass(frozen=True)
+class GatewayFolder:
+    folder: Path
+    requests: list[dict[str, Any]]  # the "request" lines of requests.jsonl, in the order written
+
+
 def kind_of(path: Path) -> Kind:
     """Which kind of results folder ``path`` is (a file inside one counts as its folder)."""
     folder = path.parent if path.is_file() else path
@@ -55,7 +67,9 @@ def kind_of(path: Path) -> Kind:
             return kind
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
-    raise UserError(f"{folder}: not a results folder (no result.json, compare.json or load.json)")
+    raise UserError(
+        f"{folder}: not a results folder (no result.json, compare.json, load.json or requests.jsonl)"
+    )
 
 
 def folder_of(path: Path) -> Path:
@@ -117,3 +131,9 @@ def read_load(folder: Path) -> LoadFolder:
     folder = folder_of(folder)
     load = _read_model(LoadFile, folder / "load.json", "does not follow the load.json schema")
     return LoadFolder(folder=folder, load=load)
+
+
+def read_gateway(folder: Path) -> GatewayFolder:
+    folder = folder_of(folder)
+    lines_ = _read_jsonl(folder / "requests.jsonl")
+    return GatewayFolder(folder=folder, requests=[e for e in lines_ if e.get("event") == "request"])

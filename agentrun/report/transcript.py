@@ -86,13 +86,12 @@ def pretty_call(name: str, arguments: Any) -> str:
     return f"{name}\n{json.dumps(arguments, indent=2, ensure_ascii=False)}"
 
 
-def call_diff(sent: str, ran: str) -> str:
-    """The unified diff from what the model sent to what ran ("" when they are the same)."""
+def call_diff(sent: str, ran: str, after: str = "what ran") -> str:
+    """The unified diff from what the model sent to what ran (or, at a gateway, what the client
+    got: ``after``); "" when they are the same."""
     if sent == ran:
         return ""
-    lines = difflib.unified_diff(
-        sent.split("\n"), ran.split("\n"), "the model sent", "what ran", lineterm="", n=2
-    )
+    lines = difflib.unified_diff(sent.split("\n"), ran.split("\n"), "the model sent", after, lineterm="", n=2)
     return "\n".join(lines)
 
 
@@ -119,7 +118,8 @@ def _reply(completion: dict[str, Any]) -> ReplyView:
 class _Builder:
     """Walks the events once, in order, filling one ``TurnView`` per turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, roles: tuple[str, ...], after: str) -> None:
+        self.roles, self.after = roles, after  # the new messages shown; what a changed call became
         self.turns: dict[int, TurnView] = {}
         self.raw: dict[str, tuple[str, Any]] = {}  # call id -> (name, arguments) as the model sent it
         self.repairs: defaultdict[str, list[dict[str, str]]] = defaultdict(list)
@@ -130,7 +130,7 @@ class _Builder:
 
     def on_request(self, t: TurnView, e: dict[str, Any]) -> None:
         for message in e.get("new_messages") or []:
-            if message.get("role") in ("system", "user"):
+            if message.get("role") in self.roles:
                 t.messages.append({"role": message["role"], "content": _message_text(message)})
 
     def on_response(self, t: TurnView, e: dict[str, Any]) -> None:
@@ -168,7 +168,7 @@ class _Builder:
         ran = clip(pretty_call(call["name"], call.get("arguments")))
         view = CallView(id=call["id"], name=call["name"], sent=self.sent_of(call["id"], call["name"], ""))
         view.ran, view.repairs = ran, self.repairs.get(call["id"], [])
-        view.diff = call_diff(view.sent, ran) if view.repairs else ""
+        view.diff = call_diff(view.sent, ran, self.after) if view.repairs else ""
         self.calls[view.id] = view
         t.calls.append(view)
 
@@ -208,9 +208,12 @@ HANDLERS = {
 }
 
 
-def turns(events: list[dict[str, Any]]) -> list[TurnView]:
-    """The run's turns in order, built from its trajectory events."""
-    builder = _Builder()
+def turns(
+    events: list[dict[str, Any]], roles: tuple[str, ...] = ("system", "user"), after: str = "what ran"
+) -> list[TurnView]:
+    """The run's turns in order, built from its trajectory events (the new messages of ``roles``
+    shown: a run's tool results are its ``tool_result`` events, a gateway's are messages)."""
+    builder = _Builder(roles, after)
     for e in events:
         handler, number = HANDLERS.get(e.get("event", "")), e.get("turn")
         if handler is not None and isinstance(number, int):
@@ -246,10 +249,10 @@ def workspace_changes(git_dir: Path) -> dict[int, tuple[list[str], str]]:
     return out
 
 
-def summary(t: TurnView) -> str:
-    """The one line a closed turn shows."""
+def summary(t: TurnView, word: str = "turn") -> str:
+    """The one line a closed turn (a gateway's request: ``word``) shows."""
     names = ", ".join(c.name for c in t.calls) or "no call"
-    parts = [f"turn {t.turn}", names]
+    parts = [f"{word} {t.turn}", names]
     repaired = sum(len(c.repairs) for c in t.calls)
     rejected = sum(c.rejected for c in t.calls)
     if repaired:

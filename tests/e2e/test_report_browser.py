@@ -19,7 +19,7 @@ from typing import Any
 import markupsafe
 import pytest
 from agentrun_testsupport import read_jsonl, run_cli
-from report_browser import PageCheck, browser, chromium_path, open_page
+from report_browser import PageCheck, chromium_or_skip, open_page
 from report_fixtures import write_load_folder
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -27,11 +27,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def chromium() -> Any:
-    if chromium_path() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but no chromium: scripts/test.sh installs it with apt-get")
-        pytest.skip("no chromium on PATH (apt-get install -y chromium)")
-    with browser() as b:
+    with chromium_or_skip() as b:
         yield b
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from agentrun_testsupport import first_line, only_run, read_jsonl, run_cli, spawn_cli, stop
-from report_browser import READY_TIMEOUT_MS, browser, chromium_path
+from report_browser import READY_TIMEOUT_MS, chromium_or_skip, watched_page
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -34,11 +34,7 @@ SEED = 3  # with this script and 30% designed faults: a truncated call and a rea
 
 @pytest.fixture(scope="module")
 def chromium() -> Any:
-    if chromium_path() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but no chromium: scripts/test.sh installs it with apt-get")
-        pytest.skip("no chromium on PATH (apt-get install -y chromium)")
-    with browser() as b:
+    with chromium_or_skip() as b:
         yield b
 
 
@@ -98,10 +94,7 @@ def test_the_transcript_shows_repairs_rejections_and_reasks(chromium: Any, run_d
         {e["turn"] for e in events if e["event"] == "repair" and e["repair"]["kind"] == "text_tool_call"}
     )
     assert reasked and rejected and text_call, f"the seeded run lost its faults: {kinds}"
-    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    page, errors = watched_page(chromium)
     try:
         page.goto((run_dir / "report.html").resolve().as_uri())
         page.wait_for_function("document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)

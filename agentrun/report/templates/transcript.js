@@ -6,6 +6,7 @@
   const holder = document.getElementById("transcript-data");
   if (!holder) return;
   const turns = new Map(JSON.parse(holder.textContent).map((t) => [String(t.turn), t]));
+  const after = holder.closest("section")?.dataset.after || "what ran"; // a gateway's calls are returned, not run
   const FOLD_LINES = 12;
   const FOLD_CHARS = 1500;
 
@@ -75,7 +76,7 @@
     if (call.rejected) title += ` · rejected: ${call.error || "not run"}`;
     box.append(el("div", "call-title", title));
     if (call.diff) {
-      box.append(el("div", "label", "the model sent → what ran"));
+      box.append(el("div", "label", `the model sent → ${after}`));
       box.append(diff(call.diff, "call-diff"));
     } else {
       box.append(value(call.ran ? "call" : "the model sent", call.ran || call.sent, "args", true));
