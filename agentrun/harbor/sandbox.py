@@ -175,7 +175,11 @@ class HarborSandbox:
     # --- tools ---------------------------------------------------------------------------
 
     def call(self, call: ParsedCall) -> ToolResult:
-        """Run one tool call over the open channel; a dead channel is reopened once."""
+        """Run one tool call over the open channel; never run twice.
+
+        A runtime found dead before the request could be written (``ChannelClosed.sent`` is
+        False) is reopened and takes the request; one that died once it had the request fails
+        this call (it may have done part of its work), and the next call gets a fresh runtime."""
         call_id, name, arguments = call.id, call.name, call.arguments
         request = {"id": call_id, "tool": name, "args": arguments}
         wait = arguments.get("timeout") if name == "run_shell" else None
@@ -201,10 +205,12 @@ class HarborSandbox:
                             f"killed the tool runtime ({exc}); the runtime is restarted for the next call"
                         )
                         return ToolResult(call_id=call_id, name=name, output=output, error="out_of_memory")
-                    if attempt == 2:
-                        return ToolResult(
-                            call_id=call_id, name=name, output=f"tool runtime died: {exc}", error="runtime"
+                    if attempt == 2 or exc.sent:
+                        output = (
+                            f"the tool runtime died while running this call ({exc}); the call was not run "
+                            "again (it may have done part of its work) and the runtime is restarted for the next call"
                         )
+                        return ToolResult(call_id=call_id, name=name, output=output, error="runtime")
         assert reply is not None
         return ToolResult(
             call_id=call_id,

@@ -35,7 +35,14 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class ChannelClosed(Exception):
-    """The tool runtime exited or the connection to it was lost."""
+    """The tool runtime exited or the connection to it was lost.
+
+    ``sent`` is False only when the request could not be written at all (the runtime was gone
+    before it): then, and only then, may the same request go to a fresh runtime."""
+
+    def __init__(self, message: str, *, sent: bool = True) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class ChannelTimeout(Exception):
@@ -76,7 +83,7 @@ class Channel:
         try:
             self._sock.sendall(json.dumps(message).encode() + b"\n")
         except OSError as exc:
-            raise ChannelClosed(f"cannot write to the tool runtime: {exc}") from exc
+            raise ChannelClosed(f"cannot write to the tool runtime: {exc}", sent=False) from exc
         deadline = time.monotonic() + timeout
         while True:
             line = self._next_line(deadline)

@@ -245,3 +245,19 @@ def test_a_steps_agent_user_applies_to_exec_and_tools_then_the_tasks_again(
         assert box.exec("id -un").output.strip() == "root"
         tool = box.call(ParsedCall(id="c2", name="run_shell", arguments={"command": "id -un"}))
         assert "root" in tool.output and "nobody" not in tool.output, tool.output
+
+
+def test_a_call_that_kills_the_runtime_is_not_run_again(
+    solve_only: Any, tmp_path: Path, docker_client: Any
+) -> None:
+    """The runtime dies once it has the request: the call fails, is not sent to a fresh runtime
+    (it ran once: one line in the file), and the next call gets a fresh runtime."""
+    from agentrun.messages import ParsedCall
+
+    task, image = solve_only
+    with _start(task, image, tmp_path, docker_client, "harbor-no-resend-test") as box:
+        command = "echo ran >> /tmp/runs; kill -9 $PPID; sleep 5"  # $PPID: the tool runtime
+        died = box.call(ParsedCall(id="c1", name="run_shell", arguments={"command": command}))
+        after = box.call(ParsedCall(id="c2", name="run_shell", arguments={"command": "cat /tmp/runs"}))
+        assert after.ok and after.output.count("ran") == 1, after.output
+        assert died.error == "runtime" and "not run again" in died.output, died.output
