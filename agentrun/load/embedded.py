@@ -68,7 +68,9 @@ class RecordedReplies:
                 if request.reply:
                     self._turns[messages_key(messages)] = _turn(request.reply)
 
-    def mutate(self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int) -> ScriptTurn:
+    def mutate(
+        self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int, tools: Any = None
+    ) -> ScriptTurn:
         return self._turns.get(messages_key(request_messages), turn)
 
 

@@ -24,7 +24,10 @@ index, attempt): a re-play after an error result (``attempt`` > 0) is drawn afre
 again subject to faults, as a real model's retry is; a re-ask of the very same request
 (``repeat`` > 0, e.g. a larger ``max_tokens`` after a cut-off reply) comes out clean. Direct
 mode ends runs on leaked calls and reasoning-only replies and spends retries on the rest;
-corrected mode repairs what it safely can and re-asks for the rest.
+corrected mode repairs what it safely can and re-asks for the rest. ``persistent=True`` faults
+the re-asks too, as the first draw was: a model whose format the server never parses (the local
+Qwen2.5-Coder on llama.cpp leaks every call), against an agent that re-asks on its own (the
+mini-swe-agent answers a reply without a call with a format error, the same history again).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from agentrun.repair.names import TOOL_ALIASES
 from agentrun.replay import real_faults
 from agentrun.replay.script import plan_turn
 from agentrun.replay.textcalls import FAMILIES, MIXES, render_text_calls
+from agentrun.toolset import ToolSpec
 
 __all__ = ["FAMILIES", "FAULT_KINDS", "MIXES", "FaultInjector", "damage_arguments", "render_text_calls"]
 
@@ -184,6 +188,7 @@ class FaultInjector:
         max_tokens: int | None = None,
         kinds: tuple[RepairKind, ...] = FAULT_KINDS,
         source: str = "designed",
+        persistent: bool = False,
     ) -> None:
         if source not in real_faults.FAULT_SOURCES:
             raise ValueError(
@@ -194,26 +199,35 @@ class FaultInjector:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"fault rate must be within 0..1, got {rate}")
         self.rate, self.mix, self.seed, self.max_tokens, self.kinds = rate, mix, seed, max_tokens, kinds
-        self.source = source
+        self.source, self.persistent = source, persistent
         self.injected: Counter[str] = Counter()
         self.families: Counter[str] = Counter()  # real families drawn (source "real")
         self._seen: Counter[tuple[int, int]] = Counter()
         self._lock = threading.Lock()
 
-    def mutate(self, turn: Any, request_messages: list[dict[str, Any]], turn_index: int) -> Any:
-        """The turn to play for this request: ``turn`` itself, or a faulted copy."""
+    def mutate(
+        self,
+        turn: Any,
+        request_messages: list[dict[str, Any]],
+        turn_index: int,
+        tools: list[ToolSpec] | None = None,
+    ) -> Any:
+        """The turn to play for this request: ``turn`` itself, or a faulted copy.
+
+        ``tools`` are the request's own (a real fault is only drawn where corrected mode
+        reads it back right against them); None: agentrun's built-in tools."""
         attempt = _attempt(request_messages)
         with self._lock:
             repeat = self._seen[(turn_index, attempt)]
             self._seen[(turn_index, attempt)] += 1
-        if repeat:  # the same request sent again (a re-ask): the model's second draw comes out clean
+        if repeat and not self.persistent:  # the same request sent again (a re-ask): a clean draw
             return turn
         rng = random.Random(f"{self.seed}:{turn_index}:{attempt}")
         if rng.random() >= self.rate:
             return turn
         data = _as_dict(turn)
         if self.source == "real":
-            return self._real(turn, data, rng)
+            return self._real(turn, data, rng, tools)
         kinds = [k for k in self.kinds if data["tool_calls"] or k == "reasoning_only"]
         if not kinds:
             return turn
@@ -223,10 +237,10 @@ class FaultInjector:
             self.injected[kind] += 1
         return _like(turn, faulted)
 
-    def _real(self, turn: Any, data: dict[str, Any], rng: random.Random) -> Any:
+    def _real(self, turn: Any, data: dict[str, Any], rng: random.Random, tools: list[ToolSpec] | None) -> Any:
         """The turn's calls leaked into a real model's output text (turns without calls stay)."""
         calls = [(c["name"], _args(c)) for c in data["tool_calls"]]
-        drawn = real_faults.pick(calls, rng) if calls else None
+        drawn = real_faults.pick(calls, rng, tools=tools) if calls else None
         if drawn is None:
             return turn
         fault, text = drawn

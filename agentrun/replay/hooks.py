@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentrun.replay.script import ScriptTurn
+from agentrun.toolset import ToolSpec
 
 __all__ = ["PromptCache", "RequestRecord", "TurnMutator"]
 
@@ -19,7 +20,11 @@ class TurnMutator(Protocol):
     """Turns a clean scripted turn into what a flawed model would send (``faults.FaultInjector``)."""
 
     def mutate(
-        self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int
+        self,
+        turn: ScriptTurn,
+        request_messages: list[dict[str, Any]],
+        turn_index: int,
+        tools: list[ToolSpec] | None = None,
     ) -> ScriptTurn: ...
 
 

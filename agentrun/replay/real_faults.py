@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -83,19 +84,26 @@ def _tools() -> tuple[ToolSpec, ...]:
     return tuple(builtin_specs())
 
 
-def _safe(text: str, calls: list[tuple[str, dict[str, Any]]]) -> bool:
+def _safe(text: str, calls: list[tuple[str, dict[str, Any]]], tools: Sequence[ToolSpec]) -> bool:
     """Corrected mode runs exactly ``calls`` from ``text``, or runs nothing and says why."""
-    got = correct(Message(role="assistant", content=text), _tools())
+    got = correct(Message(role="assistant", content=text), tools)
     ran = [(c.name, c.arguments) for c in got.calls]
     return ran == calls or (not ran and bool(got.rejected))
 
 
-def pick(calls: list[tuple[str, dict[str, Any]]], rng: random.Random) -> tuple[RealFault, str] | None:
-    """A real fault and its rendering of ``calls``, drawn with ``rng``; None when none is safe."""
+def pick(
+    calls: list[tuple[str, dict[str, Any]]],
+    rng: random.Random,
+    *,
+    tools: Sequence[ToolSpec] | None = None,
+) -> tuple[RealFault, str] | None:
+    """A real fault and its rendering of ``calls``, drawn with ``rng``; None when none is safe
+    against ``tools`` (the request's own; None: agentrun's built-in tools)."""
     order = list(load_real_faults())
     rng.shuffle(order)
+    specs = _tools() if tools is None else tools
     for fault in order:
         text = render(fault, calls)
-        if _safe(text, calls):
+        if _safe(text, calls, specs):
             return fault, text
     return None

@@ -32,6 +32,7 @@ from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.quiet_gc import QuietCollector
 from agentrun.replay.reply import Reply, prompt_tokens
 from agentrun.replay.script import LABEL, MAX_RETRIES, Script, plan_turn
+from agentrun.toolset import ToolSpec
 
 __all__ = ["PromptCache", "ReplayServer", "RequestRecord", "TurnMutator"]
 
@@ -130,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
         turn = owner.script.turn(plan.index, body["messages"])
         pinned = read_tool_choice(body)[0]  # guided decoding: a pinned call comes out well-formed
         if owner.fault_injector is not None and not any(c.name == pinned for c in turn.tool_calls):
-            turn = owner.fault_injector.mutate(turn, body["messages"], plan.index)
+            turn = owner.fault_injector.mutate(turn, body["messages"], plan.index, _request_tools(body))
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         seq = owner._count("chat_seq")
         reply = Reply(turn, call_prefix=f"call_{plan.index}_{plan.attempt}_", max_tokens=max_tokens)
@@ -234,6 +235,17 @@ class _Handler(BaseHTTPRequestHandler):
             event(json.dumps({**chunk, "choices": [], "usage": usage}).encode())
         event(b"[DONE]")
         flush(last=True)
+
+
+def _request_tools(body: dict[str, Any]) -> list[ToolSpec] | None:
+    """The request's own tools (what a real fault must read back as), None when it sends none."""
+    specs = []
+    for tool in body.get("tools") or ():
+        try:
+            specs.append(ToolSpec.from_openai(tool))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            continue  # a malformed entry: no call can be read back as it
+    return specs or None
 
 
 class ReplayServer(HTTPService):

@@ -37,7 +37,9 @@ class BreakWrites:
     def __init__(self, attempts: set[int] | None = None) -> None:
         self.attempts = attempts
 
-    def mutate(self, turn: ScriptTurn, messages: list[dict[str, Any]], index: int) -> ScriptTurn:
+    def mutate(
+        self, turn: ScriptTurn, messages: list[dict[str, Any]], index: int, tools: Any = None
+    ) -> ScriptTurn:
         if self.attempts is not None and plan_turn(messages).attempt not in self.attempts:
             return turn
         calls = [
@@ -141,7 +143,9 @@ class Interleave:
     """A model whose first reply puts a call to a tool that does not exist and one with broken
     JSON between two good calls: [ok, unknown, broken, ok]."""
 
-    def mutate(self, turn: ScriptTurn, messages: list[dict[str, Any]], index: int) -> ScriptTurn:
+    def mutate(
+        self, turn: ScriptTurn, messages: list[dict[str, Any]], index: int, tools: Any = None
+    ) -> ScriptTurn:
         if index != 0 or plan_turn(messages).attempt != 0:
             return turn
         first, last = turn.tool_calls

@@ -239,7 +239,9 @@ class _BreakFirstTry:
     def __init__(self) -> None:
         self.seen: list[tuple[int, int]] = []
 
-    def mutate(self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int) -> ScriptTurn:
+    def mutate(
+        self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int, tools: Any = None
+    ) -> ScriptTurn:
         from agentrun.replay import plan_turn
 
         attempt = plan_turn(request_messages).attempt

@@ -128,6 +128,17 @@ def test_injector_is_deterministic_and_retries_are_drawn_afresh() -> None:
     assert any(draws) and not all(draws)
 
 
+def test_a_persistent_injector_faults_the_re_asks_too() -> None:
+    """An agent that re-asks on its own (the same history and a format error) gets the same
+    leaked call again from a model whose format the server never parses."""
+    turn = ScriptTurn(tool_calls=[ScriptCall(name="run_shell", arguments={"command": "ls"})])
+    msgs = [{"role": "user", "content": "go"}]
+    injector = FaultInjector(1.0, "mixed", seed=3, kinds=("text_tool_call",), persistent=True)
+    first = injector.mutate(turn, msgs, 0)
+    again = injector.mutate(turn, [*msgs, {"role": "user", "content": "Tool call error: no call"}], 0)
+    assert first.tool_calls == [] and again == first
+
+
 def test_rate_zero_never_faults_and_bad_settings_are_refused() -> None:
     turn = ScriptTurn(tool_calls=[ScriptCall(name="run_shell", arguments={"command": "ls"})])
     injector = FaultInjector(0.0, "qwen", seed=1)

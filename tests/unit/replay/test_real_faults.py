@@ -14,7 +14,7 @@ from agentrun.replay import build
 from agentrun.replay.faults import FaultInjector
 from agentrun.replay.real_faults import ARGS, NAME, load_real_faults, pick, render
 from agentrun.replay.script import ScriptCall, ScriptTurn
-from agentrun.toolset import builtin_specs
+from agentrun.toolset import ToolSpec, builtin_specs
 
 WRITE = ("write_file", {"path": "todo.py", "content": 'import json\n\nprint("a \\"quoted\\" {x}")\n'})
 SHELL = ("run_shell", {"command": "python -m pytest -q tests/", "timeout": 60})
@@ -75,3 +75,26 @@ def test_unknown_source_and_labels() -> None:
         FaultInjector(rate=0.5, source="imagined")
     assert "real model outputs" in build.describe(0.2, "mixed", "real")
     assert "(mixed)" in build.describe(0.2, "mixed", "designed")
+
+
+BASH_TOOL = ToolSpec(
+    name="bash",
+    description="Execute a bash command",
+    parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+)
+
+
+def test_a_real_fault_is_drawn_against_the_requests_own_tools() -> None:
+    """mini-swe-agent's one tool is ``bash``: against agentrun's tools corrected mode would run it
+    as ``run_shell`` (an alias), so no template is safe; against the request's own it is."""
+    call = ("bash", {"command": "cat <<'EOF' > hello.py\nprint('hello')\nEOF"})
+    assert pick([call], random.Random(3)) is None
+    drawn = pick([call], random.Random(3), tools=[BASH_TOOL])
+    assert drawn is not None
+    got = correct(Message(role="assistant", content=drawn[1]), [BASH_TOOL])
+    assert [(c.name, c.arguments) for c in got.calls] == [call]
+    injector = FaultInjector(rate=1.0, seed=1, source="real")
+    turn = ScriptTurn(tool_calls=[ScriptCall(name=call[0], arguments=call[1])])
+    assert injector.mutate(turn, [{"role": "user", "content": "go"}], 0).tool_calls == turn.tool_calls
+    out = injector.mutate(turn, [{"role": "user", "content": "go"}], 1, [BASH_TOOL])
+    assert out.tool_calls == [] and "hello.py" in (out.content or "")

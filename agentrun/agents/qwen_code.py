@@ -1,0 +1,104 @@
+"""Qwen Code (npm, node >= 20), non-interactive: ``qwen --yolo -p INSTRUCTION``.
+
+Chosen over opencode as the npm agent that runs offline here: with the settings below it makes
+no outbound attempt and exactly one model request per turn, where opencode 1.18 tries to
+install a plugin from the npm registry on every start with no switch to stop it (and retries
+an unreachable endpoint for ~73 s). ``~/.qwen/settings.json`` turns off usage statistics, auto
+update and the memory-extraction subagent (a second request after each run); the endpoint goes
+in ``OPENAI_BASE_URL``/``OPENAI_API_KEY``/``OPENAI_MODEL``. It opens every conversation with a
+canned exchange (its context as a user message, "Got it. Thanks for the context!" as the
+assistant's), which uses up one decision of the replay model's script.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agentrun.agents.base import AgentEndpoint, AgentOutcome, Launch, arguments, render_turns
+from agentrun.replay.script import Script, ScriptCall, ScriptTurn
+
+SETTINGS = {
+    "privacy": {"usageStatisticsEnabled": False},
+    "general": {"enableAutoUpdate": False},
+    "memory": {"enableManagedAutoMemory": False},
+    "security": {"auth": {"selectedType": "openai"}},
+}
+OPENING = ScriptTurn(content="(Qwen Code's own canned reply to its context message is played here)")
+
+
+@dataclass(frozen=True)
+class QwenCode:
+    name: str = "qwen-code"
+    version: str = "0.15.10"
+    package: str = "npm:@qwen-code/qwen-code"
+    result_files: tuple[str, ...] = ()
+
+    def install_commands(self, prefix: str) -> list[str]:
+        return [
+            f"npm install --prefix {prefix} --no-audit --no-fund --loglevel=error @qwen-code/qwen-code@{self.version}",
+            f"{prefix}/node_modules/.bin/qwen --version > /dev/null",
+        ]
+
+    def launch(
+        self, instruction: str, endpoint: AgentEndpoint, *, prefix: str, home: str, workdir: str
+    ) -> Launch:
+        argv = [
+            f"{prefix}/node_modules/.bin/qwen",
+            "--yolo",
+            "--auth-type",
+            "openai",
+            "--output-format",
+            "json",
+            "-p",
+            instruction,
+        ]
+        env = {
+            "HOME": home,
+            "OPENAI_API_KEY": endpoint.api_key,
+            "OPENAI_BASE_URL": endpoint.base_url,
+            "OPENAI_MODEL": endpoint.model,
+        }
+        files = {".qwen/settings.json": json.dumps(SETTINGS, indent=2) + "\n"}
+        return Launch(argv=argv, env=env, files=files, home=home, workdir=workdir)
+
+    def outcome(self, stdout: str, files: Mapping[str, str]) -> AgentOutcome:
+        """``--output-format json`` prints one array of events; the last is the result."""
+        try:
+            events = json.loads(stdout)
+        except ValueError:
+            events = []
+        result = next(
+            (e for e in reversed(events) if isinstance(e, dict) and e.get("type") == "result"), None
+        )
+        if result is None:
+            return AgentOutcome(submitted=False, exit_status="no result", final=stdout[-2000:])
+        ok = result.get("subtype") == "success" and not result.get("is_error")
+        return AgentOutcome(
+            submitted=ok, exit_status=str(result.get("subtype")), final=str(result.get("result") or "")
+        )
+
+    def render(self, script: Script, workdir: str) -> Script:
+        """Qwen Code's tools take absolute paths: write_file, edit, run_shell_command, glob."""
+
+        def call(c: ScriptCall) -> ScriptCall:
+            a = arguments(c)
+            if c.name == "write_file":
+                path = posixpath.join(workdir, str(a["path"]))
+                return ScriptCall(name="write_file", arguments={"file_path": path, "content": a["content"]})
+            if c.name == "edit_file":
+                path = posixpath.join(workdir, str(a["path"]))
+                edit = {"file_path": path, "old_string": a["old"], "new_string": a["new"]}
+                return ScriptCall(name="edit", arguments=edit)
+            if c.name == "list_files":
+                return ScriptCall(name="glob", arguments={"pattern": str(a.get("pattern") or "**/*")})
+            command = str(a.get("command", c.arguments_text()))
+            shell = {"command": command, "is_background": False, "description": "Run a command"}
+            return ScriptCall(name="run_shell_command", arguments=shell)
+
+        return render_turns(script, call, lambda turn: turn, opening=[OPENING])
+
+
+ADAPTER = QwenCode()
