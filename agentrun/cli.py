@@ -76,8 +76,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     try:
         code = app(args=list(argv) if argv is not None else None, prog_name="agentrun", standalone_mode=False)
-    except UserError as exc:
-        _print_error(rich_escape(str(exc)))
+    except UserError as exc:  # a refused compose file: one line per setting (harbor.compose.TaskRefused)
+        for line in getattr(exc, "lines", None) or [str(exc)]:
+            _print_error(rich_escape(line))
         sys.exit(EXIT_USAGE)
     except typer.TyperException as exc:  # click's UsageError, BadParameter, NoSuchOption, ...
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `agentrun` / `agentrun sandbox`: the help

@@ -42,6 +42,9 @@ class RunConfig(BaseModel):
     )
     base_image: str | None = None
     image_map: dict[str, str] = Field(default_factory=dict, description="--image-map FROM=TO")
+    allow_task_privileges: bool = Field(
+        default=False, description="--allow-task-privileges: compose services run as written"
+    )
     server_metrics: str | None = None
     otlp_endpoint: str | None = None
     otlp_protocol: str | None = None

@@ -66,6 +66,10 @@ class RunResult(BaseModel):
     profile: str = "strict"
     unsupported: list[str] = Field(default_factory=list, description="task.toml fields not carried out")
     image_substitutions: list[str] = Field(default_factory=list)
+    allow_task_privileges: bool = Field(default=False, description="--allow-task-privileges was given")
+    task_privileges: list[str] = Field(
+        default_factory=list, description="compose settings the lock-down refuses, run as written"
+    )
     verdict: Literal["not_graded", "graded", "invalid"] = "not_graded"
     invalid_reason: str | None = Field(default=None, description="why the grade could not be believed")
     turns: int = 0

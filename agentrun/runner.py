@@ -121,7 +121,8 @@ def _run_once(
 def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) -> _Run:
     """The task, the results folder, the image and the trajectory: what exists before any model."""
     task = load_task(config.task)
-    # before the folder: without Docker or the image there is no run, so nothing is left behind
+    # before the folder: a refused compose file, no Docker or no image: no run, nothing left behind
+    compose = harbor_run.check_compose(task, allow=config.allow_task_privileges, log=log)
     image = harbor_run.task_image(task, base_image=config.base_image, image_map=config.image_map, log=log)
     if config.run_id:  # the caller named it (and owns what is already there)
         run_dir = (config.results_dir / config.run_id).resolve()
@@ -145,6 +146,8 @@ def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) ->
         profile=task.config.profile,
     )
     result.unsupported, result.image_substitutions = harbor_run.task_notes(task, config.image_map, log)
+    result.unsupported += compose.unused
+    result.allow_task_privileges, result.task_privileges = config.allow_task_privileges, compose.allowed
     result.image, result.docker_host, result.engines_lost = image, config.docker_host, config.engines_lost
     lock = _lock_run(run_dir)
     trajectory = Trajectory(
@@ -219,12 +222,12 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
 def _start_sandbox(run: _Run, stack: contextlib.ExitStack) -> Any:
     """The task's sandbox in its profile (strict or harbor), with its compose services if any."""
     _reap_dead_runs(run.log)
-    image, run_id, image_map = run.result.image or "", run.result.run_id, run.config.image_map
-    sandbox = stack.enter_context(
-        harbor_run.start_sandbox(
-            run.task, image, run_id=run_id, run_dir=run.run_dir, image_map=image_map, log=run.log
-        )
-    )
+    image, run_id, config = run.result.image or "", run.result.run_id, run.config
+    opened = harbor_run.start_sandbox(
+        run.task, image, run_id=run_id, run_dir=run.run_dir, image_map=config.image_map, log=run.log,
+        allow_privileges=config.allow_task_privileges,
+    )  # fmt: skip
+    sandbox = stack.enter_context(opened)
     if run.resume:
         resume_sandbox(run.resume, sandbox)
     return sandbox

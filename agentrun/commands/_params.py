@@ -150,6 +150,13 @@ def docker_hosts(value: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(value))
 
 
+AllowTaskPrivileges = Annotated[
+    bool,
+    typer.Option(
+        "--allow-task-privileges",
+        help="run a Harbor task's compose services as written (host mounts, privileged, ...): trusted tasks only",
+    ),
+]
 DockerHosts = Annotated[
     list[str] | None,
     typer.Option(

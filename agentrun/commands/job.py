@@ -135,6 +135,7 @@ def register(app: typer.Typer) -> None:
         image_map_file: ImageMapFile = None,
         docker_host: _params.DockerHosts = None,
         ray: RayAddress = None,
+        allow_task_privileges: _params.AllowTaskPrivileges = False,
     ) -> None:
         """Run every task in DIRS K times, N at a time, into a job folder; print the table."""
         from agentrun.batch import JobSpec, Ledger
@@ -158,6 +159,7 @@ def register(app: typer.Typer) -> None:
             max_turns=max_turns,
             image_map=parse_image_map(image_map or [], image_map_file or []),
             docker_hosts=docker_host or [],
+            allow_task_privileges=allow_task_privileges,
         )
         spec = JobSpec(
             tasks=names, trials=trials, agent=agent, mode=mode, model=model, infra_retries=infra_retries

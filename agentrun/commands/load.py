@@ -162,6 +162,7 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
             kv_budget=o["kv_budget"],
             docker_hosts=o["docker_host"],
             ray=_ray(o["ray"]),
+            allow_task_privileges=o["allow_task_privileges"],
         )
     Console().print(summary(document))
     Console().print(f"load.json: {path}")
@@ -204,6 +205,7 @@ def register(app: typer.Typer) -> None:
         no_report: NoReport = False,
         docker_host: _params.DockerHosts = None,
         ray: RayAddress = None,
+        allow_task_privileges: _params.AllowTaskPrivileges = False,
     ) -> None:
         """Put a known load of agent sessions on a server and measure what it did (see README)."""
         if items and items[0] == "compare" and not replay:

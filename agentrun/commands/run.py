@@ -192,6 +192,7 @@ SHARED_OPTIONS = {
     "base_image": "base_image",
     "otlp_endpoint": "otlp_endpoint",
     "otlp_protocol": "otlp_protocol",
+    "allow_task_privileges": "allow_task_privileges",
 }
 
 
@@ -266,6 +267,7 @@ def task_cmd(
     image_map: ImageMap = None,
     image_map_file: ImageMapFile = None,
     docker_host: _params.DockerHosts = None,
+    allow_task_privileges: _params.AllowTaskPrivileges = False,
 ) -> None:
     """Run one task in a Docker sandbox and grade it with its hidden tests."""
     from agentrun.harbor.imagemap import parse_image_map
@@ -329,6 +331,7 @@ def compare_cmd(
     kv_budget: KvBudget = None,
     no_report: NoReport = False,
     docker_host: _params.DockerHosts = None,
+    allow_task_privileges: _params.AllowTaskPrivileges = False,
 ) -> None:
     """Run direct and corrected mode on the same seeds and print one table."""
     base = _run_config(name, {**locals(), "faults": faults or 0.0})

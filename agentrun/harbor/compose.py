@@ -7,6 +7,11 @@ by name; Compose starts every other service. The project network is ``internal``
 out) unless the task allows the network. Services that build are built first, with
 ``--image-map`` applied to their Dockerfiles, so nothing is pulled.
 
+The task author is not trusted: Compose resolves the file (``config``) in an environment with
+no secret of the host's (``compose_env``), ``agentrun.harbor.lockdown`` checks that model and
+locks it down, and that model, written out, is what ``up`` runs. ``check`` does the same
+before anything is built, so a refused task is one line per setting and exit 2.
+
 Compose is ``docker compose`` (the CLI plugin) or a ``docker-compose`` v2 binary on PATH;
 ``scripts/harbor-env.sh compose-plugin DIR`` copies one out of the Harbor reference image.
 """
@@ -16,22 +21,41 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentrun import lifeline
-from agentrun.errors import DockerUnavailable, SandboxError
+from agentrun.errors import DockerUnavailable, SandboxError, TaskError
+from agentrun.harbor import lockdown
+from agentrun.harbor.lockdown import MAIN
 from agentrun.tasks import TaskSpec
 
-MAIN = "main"
-# compose keys of main that agentrun honours (or that Compose's own normalisation adds)
-_MAIN_KEYS_USED = {"build", "image", "depends_on", "command", "networks", "entrypoint"}
 LogFn = Callable[[str], None]
+# what Compose sees of the host's environment: enough to find the engine and its plugins, no
+# secret (``${OPENAI_API_KEY}`` in the file, or a bare ``environment: [AWS_SECRET_ACCESS_KEY]``,
+# resolves to nothing)
+_ENV_KEPT = (
+    "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG",
+    "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A task's compose model as Compose resolved it, and each service's ``env_file`` paths."""
+
+    model: dict[str, Any]
+    env_files: dict[str, list[str]]
+
+    def refusals(self, task: TaskSpec) -> list[str]:
+        return lockdown.refusals(self.model, root=task.environment_dir, env_files=self.env_files)
 
 
 def compose_command() -> list[str]:
@@ -49,8 +73,13 @@ def compose_command() -> list[str]:
     )
 
 
+def compose_env() -> dict[str, str]:
+    """The environment Compose runs in: the host's, but only what it needs (``_ENV_KEPT``)."""
+    return {k: v for k, v in os.environ.items() if k in _ENV_KEPT}
+
+
 def _run(argv: list[str], what: str, timeout: float = 900) -> str:
-    proc = lifeline.run(argv, capture_output=True, text=True, timeout=timeout)
+    proc = lifeline.run(argv, capture_output=True, text=True, timeout=timeout, env=compose_env())
     if proc.returncode != 0:
         raise SandboxError(f"docker compose {what} failed: {(proc.stderr or proc.stdout).strip()[-600:]}")
     return proc.stdout
@@ -61,41 +90,88 @@ def project_name(run_id: str) -> str:
     return "agentrun-" + (re.sub(r"[^a-z0-9_-]+", "-", run_id.lower()).strip("-")[:50] or "run")
 
 
+def resolve(task: TaskSpec, *, project: str, folder: Path, image: str = "agentrun-main") -> Resolved:
+    """The task's compose model as Compose resolves it (``config``), in ``compose_env()``; main's
+    image is ``image`` (Harbor's own base file gives main its build, ours the image we built)."""
+    assert task.compose_file is not None
+    main = folder / "agentrun-main.json"  # JSON is YAML to Compose
+    main.write_text(json.dumps({"services": {MAIN: {"image": image}}}))
+    argv = [*compose_command(), "-p", project, "--project-directory", str(task.environment_dir)]
+    argv += ["-f", str(main), "-f", str(task.compose_file), "config", "--format", "json"]
+    model = json.loads(_run(argv, "config"))
+    # env_file is folded into environment once interpolated: its paths come from the raw model
+    raw = json.loads(_run([*argv, "--no-interpolate"], "config"))
+    env_files = {
+        name: [str(e.get("path") if isinstance(e, dict) else e) for e in service.get("env_file") or []]
+        for name, service in (raw.get("services") or {}).items()
+        if isinstance(service, dict)
+    }
+    return Resolved(model, env_files)
+
+
+def check(task: TaskSpec, *, allow: bool) -> tuple[list[str], list[str]]:
+    """(main's keys not used, the settings the lock-down refuses) of the task's compose file;
+    ``TaskRefused`` unless ``allow``. Read before anything is built or started."""
+    if task.compose_file is None:
+        return [], []
+    with tempfile.TemporaryDirectory(prefix="agentrun-compose-") as tmp:
+        resolved = resolve(task, project=project_name(task.name), folder=Path(tmp))
+    refused = resolved.refusals(task)
+    if refused and not allow:
+        raise TaskRefused(task.name, refused)
+    return lockdown.main_unused(resolved.model), refused
+
+
+class TaskRefused(TaskError):
+    """A task's compose file asks for what the lock-down refuses; ``lines``: one per setting."""
+
+    def __init__(self, task: str, lines: list[str]) -> None:
+        self.lines = [
+            *(f"refused: {line}" for line in lines),
+            f"task {task}: {len(lines)} compose setting(s) refused; {lockdown.FLAG} runs them as written",
+        ]
+        super().__init__("; ".join(self.lines))
+
+
 @contextlib.contextmanager
 def compose_services(
-    task: TaskSpec, image: str, *, run_id: str, network: bool, image_map: Mapping[str, str], on_log: LogFn
+    task: TaskSpec,
+    image: str,
+    *,
+    run_id: str,
+    network: bool,
+    image_map: Mapping[str, str],
+    on_log: LogFn,
+    allow: bool = False,
 ) -> Iterator[str | None]:
-    """Start the task's services (all but main); yield the network main must join (None: no compose)."""
+    """Start the task's services (all but main), locked down unless ``allow``; yield the network
+    main must join (None: no compose). What runs is the model checked: Compose's own resolution,
+    written out and given back to it, so nothing is read twice."""
     if task.compose_file is None:
         yield None
         return
     project = project_name(run_id)
     with tempfile.TemporaryDirectory(prefix="agentrun-compose-") as tmp:
-        # Harbor's own base file gives main its build; ours gives it the image agentrun built
-        main = Path(tmp) / "agentrun-main.json"  # JSON is YAML to Compose
-        main.write_text(json.dumps({"services": {MAIN: {"image": image}}}))
-        base = [*compose_command(), "-p", project, "--project-directory", str(task.environment_dir)]
-        base += ["-f", str(main), "-f", str(task.compose_file)]
-        config = json.loads(_run([*base, "config", "--format", "json"], "config"))
-        services = {k: v for k, v in (config.get("services") or {}).items() if k != MAIN}
-        main_keys = set((config.get("services") or {}).get(MAIN) or {}) - _MAIN_KEYS_USED
-        for key in sorted(main_keys):
-            on_log(
-                f"compose: main's {key!r} is not used (agentrun starts main itself, in the task's profile)"
-            )
-        overlay = Path(tmp) / "agentrun-overlay.json"
-        overlay.write_text(
-            json.dumps(
-                _overlay(task, services, run_id=run_id, network=network, image_map=image_map, on_log=on_log)
-            )
-        )
-        argv = [*base, "-f", str(overlay)]
+        resolved = resolve(task, project=project, folder=Path(tmp), image=image)
+        refused = resolved.refusals(task)
+        if refused and not allow:
+            raise TaskRefused(task.name, refused)
+        final = _final_model(task, resolved.model, run_id=run_id, network=network, allow=allow)
+        services = sorted(final["services"])
         if not services:  # the file only describes main, which agentrun runs itself
             yield None
             return
+        for name, service in final["services"].items():
+            build = service.pop("build", None)
+            if isinstance(build, dict) and build.get("context"):
+                service["image"] = _build_service(task, name, build, image_map, on_log)
+        path = Path(tmp) / "agentrun-compose.json"
+        path.write_text(json.dumps(final))
+        argv = [*compose_command(), "-p", project, "--project-directory", str(task.environment_dir)]
+        argv += ["-f", str(path)]
         try:
-            on_log(f"compose: starting {', '.join(sorted(services))} (project {project})")
-            _run([*argv, "up", "-d", "--wait", "--no-build", *sorted(services)], "up")
+            on_log(f"compose: starting {', '.join(services)} (project {project})")
+            _run([*argv, "up", "-d", "--wait", "--no-build", *services], "up")
             yield _network_name(project)
         finally:
             with contextlib.suppress(SandboxError, subprocess.TimeoutExpired):
@@ -127,27 +203,24 @@ def main_image(task: TaskSpec, *, image_map: Mapping[str, str], on_log: LogFn) -
     return image_map.get(image, image)
 
 
-def _overlay(
-    task: TaskSpec,
-    services: dict[str, Any],
-    *,
-    run_id: str,
-    network: bool,
-    image_map: Mapping[str, str],
-    on_log: LogFn,
+def _final_model(
+    task: TaskSpec, model: dict[str, Any], *, run_id: str, network: bool, allow: bool
 ) -> dict[str, Any]:
-    """Our override: services prebuilt under our tags, the project network internal unless allowed."""
-    # labelled as agentrun's, so `agentrun sandbox prune` removes what a crashed run left
+    """The model Compose runs (``lockdown.locked``), labelled as agentrun's, so `agentrun sandbox
+    prune` removes what a crashed run left: its containers, and its networks (a SIGKILLed run
+    never reaches `compose down`; ``sandbox.reaper``)."""
     from agentrun.liveness import owner_labels  # whose run it is: prune removes only a dead run's
 
     labels = {"agentrun": "1", "agentrun.run_id": run_id, "agentrun.role": "service", **owner_labels()}
-    built: dict[str, Any] = {name: {"labels": labels} for name in services}
-    for name, service in services.items():
-        build = service.get("build")
-        if isinstance(build, dict) and build.get("context"):
-            built[name]["image"] = _build_service(task, name, build, image_map, on_log)
-    # the project network too: a SIGKILLed run never reaches `compose down` (``sandbox.reaper``)
-    return {"services": built, "networks": {"default": {"internal": not network, "labels": labels}}}
+    env = task.config.environment
+    return lockdown.locked(
+        model,
+        labels=labels,
+        network=network,
+        pids_limit=task.config.agentrun.pids_limit,
+        memory_mb=env.memory_mb,
+        allow=allow,
+    )
 
 
 def _build_service(
@@ -174,11 +247,10 @@ def _build_service(
     return tag
 
 
-def _network_name(project: str) -> str:
+def _network_name(project: str) -> str | None:
+    """The project's default network; None when no service joined it (all on ``network_mode``)."""
     from agentrun.sandbox.docker import connect
 
     labels = [f"com.docker.compose.project={project}", "com.docker.compose.network=default"]
     found = connect().networks.list(filters={"label": labels})
-    if not found:
-        raise SandboxError(f"compose project {project} has no default network")
-    return str(found[0].name)
+    return str(found[0].name) if found else None

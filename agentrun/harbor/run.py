@@ -15,10 +15,11 @@ from typing import Any
 
 from agentrun.errors import ModelAPIError, UserError
 from agentrun.harbor.collect import collect
-from agentrun.harbor.compose import compose_services, main_image, project_name
+from agentrun.harbor.compose import check, compose_services, main_image, project_name
 from agentrun.harbor.fields import unsupported_fields
 from agentrun.harbor.healthcheck import environment_check
 from agentrun.harbor.imagemap import planned_substitutions
+from agentrun.harbor.lockdown import FLAG
 from agentrun.harbor.network import compose_notes, explicit_mode, phase_network, switch, verifier_network
 from agentrun.harbor.oracle import HARBOR_SOLUTION_DIR, STRICT_SOLUTION_DIR, run_oracle
 from agentrun.harbor.sandbox import HarborSandbox
@@ -43,6 +44,31 @@ def task_image(
     if task.compose_file is not None and not has_dockerfile and not task.config.environment.docker_image:
         return main_image(task, image_map=image_map, on_log=log)
     return ensure_task_image(task, base_image=base_image, on_log=log, image_map=image_map)
+
+
+@dataclasses.dataclass(frozen=True)
+class ComposeCheck:
+    """What the lock-down found in a task's compose file, for the run's output and result.json."""
+
+    unused: list[str]  # main's keys agentrun does not use
+    allowed: list[str]  # settings it would refuse, run as written under --allow-task-privileges
+
+
+def check_compose(task: TaskSpec, *, allow: bool, log: Log) -> ComposeCheck:
+    """The task's compose file against the lock-down (``agentrun.harbor.lockdown``), before any
+    image is built: ``TaskRefused`` (one line per setting, exit 2) unless ``allow``."""
+    if task.config.profile != "harbor" or task.compose_file is None:
+        return ComposeCheck([], [])
+    unused, refused = check(task, allow=allow)
+    for line in unused:
+        log(line)
+    if allow:
+        log(
+            f"{FLAG}: the task's compose services run as written" + ("" if refused else " (nothing to allow)")
+        )
+    for line in refused:
+        log(f"{FLAG}: allowed {line}")
+    return ComposeCheck(unused, refused)
 
 
 def task_notes(
@@ -84,6 +110,7 @@ def start_sandbox(
     run_dir: Path,
     image_map: dict[str, str],
     log: Callable[[str], None],
+    allow_privileges: bool = False,
 ) -> Iterator[Any]:
     """The task's sandbox in its profile: ``HarborSandbox`` (harbor; with its compose services)
     or ``DockerSandbox`` (strict), once its ``[environment.healthcheck]`` passed (else
@@ -96,7 +123,13 @@ def start_sandbox(
         raise UserError(f"task {task.name}: the harbor profile does not run on a --docker-host engine yet")
     if task.config.profile == "harbor":
         with compose_services(
-            task, image, run_id=run_id, network=env.network, image_map=image_map, on_log=log
+            task,
+            image,
+            run_id=run_id,
+            network=env.network,
+            image_map=image_map,
+            on_log=log,
+            allow=allow_privileges,
         ) as net:
             root = run_dir / "sandbox"
             network = net or env.network

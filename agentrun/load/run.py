@@ -238,6 +238,7 @@ def run_live_load(
     on_log: Callable[[str], None] | None = None,
     docker_hosts: list[str] | None = None,
     ray: RayOptions | None = None,
+    allow_task_privileges: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
     """Real agent sessions (tasks x seeds) against the target (``load.live``); ``docker_hosts``: their engines."""
     from agentrun.load.live import LiveLoad
@@ -268,6 +269,7 @@ def run_live_load(
                 otlp_endpoint=measure.otlp.get("otlp_endpoint"),
                 otlp_protocol=measure.otlp.get("otlp_protocol"),
                 docker_hosts=docker_hosts or [],
+                allow_task_privileges=allow_task_privileges,
             )
 
         def runner(t0: float, progress: LoadProgress) -> tuple[list[RequestRecord], list[SessionRecord]]:

@@ -138,6 +138,12 @@ def test_compose_services_get_an_internal_network_of_their_own_and_are_torn_down
         assert owner_alive(db.labels) is True  # owner labels: prune leaves a live run's service alone
         assert owner_alive(network.attrs["Labels"]) is True  # and its network (a killed run's goes)
         assert db.image.tags[0].startswith("agentrun-svc-compose-db-db:")  # built here, FROM mapped
+        host = db.attrs["HostConfig"]  # the service is locked down as the agent's container is
+        assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == sorted(HARBOR_CAPABILITIES)
+        assert host["SecurityOpt"] == ["no-new-privileges:true"] and not host["Privileged"]
+        assert host["PidsLimit"] == task.config.agentrun.pids_limit
+        assert host["Memory"] == task.config.environment.memory_mb * 2**20
+        assert not host["Binds"] and host["NetworkMode"] != "host" and host["PidMode"] == ""
     assert not docker_client.containers.list(all=True, filters={"label": f"agentrun.run_id={run_id}"})
     assert not docker_client.networks.list(names=[net])
 
