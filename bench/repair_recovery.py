@@ -27,6 +27,17 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures.repair.sources import HELD_OUT, Tally, all_cases, measure  # noqa: E402
 
 TITLE = "## Repair recovery by source"
+NOTES = (
+    "How the held-out figure came about (issue 21): dynamo, tensorrt-llm, lmdeploy and mistral.rs were "
+    "named held out before the structural readers were written; dynamo, lmdeploy and mistral.rs cases were "
+    "gathered from their parser tests after the readers had landed (tensorrt-llm's not yet). Cases left out "
+    "when gathering, before measuring: tests of streaming internals, tests whose expected value is a parser "
+    "artifact, tests whose expected arguments break the schema the test declares (the file of each source "
+    "says which). First measurement: 77/85 (90.6%), 0 false calls, but 3 cut-off copies of lmdeploy's "
+    "unwrapped GLM key/value payloads ran a partial call; the safety rule was fixed (key/value pairs with no "
+    "wrapper and nothing after them, or followed by a pair begun, are not a whole call), which only lowers "
+    "recovery: 74/85 (87.1%). No reader was changed for a held-out miss."
+)
 
 
 def _row(name: str, t: Tally, held: bool) -> str:
@@ -35,7 +46,7 @@ def _row(name: str, t: Tally, held: bool) -> str:
     role = "**held out**" if held else "tuning"
     return (
         f"| {name} | {role} | {t.recovered}/{t.positives} | {rate} | {t.negatives} | "
-        f"{len(t.false_calls)} | {len(t.cut_ran)} | {missed} |"
+        f"{len(t.false_calls)} | {len(t.wrong_args)} | {len(t.cut_ran)} | {missed} |"
     )
 
 
@@ -46,6 +57,7 @@ def _total(tallies: list[Tally]) -> Tally:
         out.recovered += t.recovered
         out.negatives += t.negatives
         out.false_calls += t.false_calls
+        out.wrong_args += t.wrong_args
         out.cut_ran += t.cut_ran
         out.missed += t.missed
     return out
@@ -59,14 +71,17 @@ def render(tallies: dict[str, Tally], seconds: float) -> str:
         f"Measured {dt.date.today().isoformat()} by `python bench/repair_recovery.py` on {platform.machine()}, "
         f"{os.cpu_count()} CPUs shared with other work (load average {load}), Python "
         f"{platform.python_version()}, {seconds:.1f} s. Recovered: the calls come out exactly (names, "
-        "arguments, order). False calls: cases where a call ran that the model did not make (negatives are "
-        "prose and code that only mention tools). Cut-off ran: copies cut inside the last call that ran a "
+        "arguments, order). False calls: cases where a call ran to a tool the model did not call (any call "
+        "from a negative: prose and code that only mention tools, cut-off calls). Wrong arguments: a call the "
+        "model made, run with arguments other than the test expects. Cut-off ran: copies cut inside the last call that ran a "
         "call (with `finish_reason=length`) or one the whole text does not hold. **Held out**: sources "
         f"chosen before the structural readers were written ({', '.join(HELD_OUT)}) and gathered after; "
         "their cases were not used to tune the readers.",
         "",
-        "| source | role | recovered | rate | negatives | false calls | cut-off ran | missed |",
-        "|---|---|---:|---:|---:|---:|---:|---|",
+        NOTES,
+        "",
+        "| source | role | recovered | rate | negatives | false calls | wrong arguments | cut-off ran | missed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     held = {s: t for s, t in tallies.items() if s in HELD_OUT}
     tuning = {s: t for s, t in tallies.items() if s not in HELD_OUT}

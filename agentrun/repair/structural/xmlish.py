@@ -207,8 +207,9 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
             closing = re.match(rf"\s*</{re.escape(opening.group(1))}>", text[end:])
             start -= len(text[max(0, start - 200) : start]) - opening.start()
             end += closing.end() if closing else 0
-        # key/value pairs have no end of their own: inside a wrapper, the wrapper must close
-        cut = opening is not None and closing is None
+        # key/value pairs have no end of their own: inside a wrapper the wrapper must close, and
+        # without one something must follow them (at the end of the text another pair may be due)
+        cut = closing is None and (opening is not None or not text[end:].strip())
         out.extend(
             Found(
                 f.name,
@@ -247,6 +248,8 @@ def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
                 end += 1
         if not args:
             continue
+        if text.startswith(("<arg_", "<key>", "<value>"), end):
+            closed = False  # a pair begun and cut off
         found.append(Found(name.group(1), args, name.start(), end, "xmlish_kv", closed=closed))
         pos = end
     return found

@@ -44,6 +44,16 @@ def test_tuning_sources_recover_their_calls(tallies: dict[str, Tally]) -> None:
         assert t.recovered / t.positives >= 0.98, (source, t.missed)
 
 
+def test_held_out_sources_are_measured_and_recover_most_calls(tallies: dict[str, Tally]) -> None:
+    """The held-out figure (BENCHMARKS.md "Repair recovery by source"): the issue's goal is 98%;
+    measured 87.1% (74/85) once the readers were written. The floor catches a regression."""
+    held = [tallies[s] for s in HELD_OUT if s in tallies]
+    assert len(held) >= 3
+    positives = sum(t.positives for t in held)
+    assert positives >= 80 and sum(t.negatives for t in held) >= 20
+    assert sum(t.recovered for t in held) / positives >= 0.85
+
+
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
     assert {s: t.false_calls for s, t in tallies.items() if t.false_calls} == {}
 
