@@ -27,7 +27,9 @@ class RunConfig(BaseModel):
     base_url: str | None = Field(default=None, description="None: the embedded replay model")
     model: str | None = None
     api_key: str = "EMPTY"
-    request_timeout: float = Field(default=600.0, gt=0, description="seconds an attempt may wait for a byte")
+    request_timeout: float = Field(
+        default=600.0, gt=0, description="seconds an attempt may wait for a complete event"
+    )
     temperature: float | None = None
     results_dir: Path = Path("results")
     seed: int = 0

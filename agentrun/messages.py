@@ -154,6 +154,7 @@ RetryCause = Literal[
     "invalid_sse",  # a data line that is not JSON
     "stream_error",  # an error object inside a 200 stream (vLLM does this)
     "timeout",  # no byte within the request timeout, or the caller's deadline passed
+    "stalled_stream",  # bytes, but no complete event within the request timeout (a trickle)
 ]
 
 

@@ -176,7 +176,7 @@ def _lock_run(run_dir: Path) -> RunLock:
 
 def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     """Bring the model endpoint up, open the telemetry run and, unless oracle, the model client."""
-    from agentrun.model import OpenAIModel, check_served
+    from agentrun.model import PREFLIGHT_S, OpenAIModel, check_served
 
     config, result = run.config, run.result
     if config.agent == "model":
@@ -214,7 +214,8 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     model = stack.enter_context(
         OpenAIModel(endpoint.base_url, endpoint.model, api_key=config.api_key, timeout=config.request_timeout)
     )
-    check_served(model, run.log, chat=config.base_url is not None)  # probe chat on the user's server
+    wall = config.max_wall_s or run.task.config.agent.timeout_sec  # a deadline on the pre-flight too
+    check_served(model, run.log, chat=config.base_url is not None, timeout=min(PREFLIGHT_S, wall))
     run.log(started)  # only once the server answered: a refused endpoint is one line of output
     return model
 

@@ -218,7 +218,7 @@ ServerMetrics = Annotated[
     str | None, typer.Option(help="the server's Prometheus /metrics URL", callback=_params.http_url)
 ]
 RequestTimeout = Annotated[
-    float, typer.Option(help="seconds a model request may wait for a byte before it is retried")
+    float, typer.Option(help="seconds a model request may wait for a complete event before it is retried")
 ]
 Trials = Annotated[int, typer.Option(min=1, help="trials per mode (seeds SEED, SEED+1, ...)")]
 CompareFaults = Annotated[

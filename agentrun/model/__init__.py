@@ -10,12 +10,18 @@ reached raises ``ServerUnreachable`` and a refused pre-flight check ``EndpointRe
 (both ``UserError``: the CLI prints one line).
 """
 
+from agentrun.model._bounds import BODY_LIMIT, STREAM_BODY_LIMIT, BodyRefused, BoundedDecoder
 from agentrun.model._client import ModelClient, OpenAIModel, check_reachable
 from agentrun.model._failures import parse_retry_after
-from agentrun.model._preflight import check_served, list_models
+from agentrun.model._preflight import PREFLIGHT_S, check_served, list_models
 from agentrun.model._stream import Assembly as _Assembly
 
 __all__ = [
+    "BODY_LIMIT",
+    "PREFLIGHT_S",
+    "STREAM_BODY_LIMIT",
+    "BodyRefused",
+    "BoundedDecoder",
     "ModelClient",
     "OpenAIModel",
     "_Assembly",

@@ -7,10 +7,12 @@ trajectory and the chat span say why a request was retried and what the server s
 the attempts that failed. See ``_failures`` for what is retried and ``_stream`` for when a
 stream counts as complete.
 
-Time is bounded twice: ``timeout`` is how long one attempt may go without a byte (a hung
-server ends there, not at the SDK's 600 s), and ``complete(deadline=...)`` is the caller's
-overall end (``time.monotonic()``): no attempt starts or waits past it, and each attempt's
-timeout is cut to what is left.
+Time is bounded twice, at the socket (``_bounds``: a byte does not reset either bound):
+``timeout`` is how long one attempt may go without a complete SSE event (a hung or
+trickling server ends there, cause ``stalled_stream``, not at the SDK's 600 s), and
+``complete(deadline=...)`` is the caller's overall end (``time.monotonic()``): no attempt
+starts, reads or waits past it. Memory is bounded by the decoded body (``_bounds``) and the
+SSE line (``agentrun.lines``).
 
 Per-request overhead is kept low: one SDK client for the object's life, and the request
 body is encoded once (``agentrun.lines.json_text``) and posted through the client's ``post`` (the
@@ -37,6 +39,7 @@ from agentrun.errors import DeadlineExceeded, ModelAPIError, ServerUnreachable, 
 from agentrun.interrupts import deferred_interrupts
 from agentrun.lines import LineTooLong, json_text
 from agentrun.messages import Attempt, Completion, Message
+from agentrun.model._bounds import STREAM_BODY_LIMIT, BodyRefused, Watch, bounded_http_client, watching
 from agentrun.model._failures import NOT_OPENAI, is_html, status_failure, transport_failure
 from agentrun.model._preflight import check_chat, list_models
 from agentrun.model._stream import Assembly, StreamError, Transient, sse_chunks
@@ -80,8 +83,8 @@ class OpenAIModel:
     """A ``ModelClient`` for any OpenAI-compatible chat-completions server (vLLM, llama.cpp, ...).
 
     One SDK client is made here and reused for every request. ``timeout`` (seconds) is how
-    long an attempt may wait for a byte; ``backoff_initial`` and ``backoff_max`` shape the
-    exponential backoff with jitter; ``max_retry_after`` caps how long a server's
+    long an attempt may wait for a complete SSE event; ``backoff_initial`` and ``backoff_max``
+    shape the exponential backoff with jitter; ``max_retry_after`` caps how long a server's
     ``Retry-After`` may make us wait. The API key is registered with ``agentrun.secrets``.
     """
 
@@ -115,6 +118,7 @@ class OpenAIModel:
                 api_key=api_key,
                 timeout=openai.Timeout(timeout, connect=min(connect_timeout, timeout)),
                 max_retries=0,
+                http_client=bounded_http_client(),
             )
 
     def close(self) -> None:
@@ -258,33 +262,52 @@ class OpenAIModel:
             "timeout": openai.Timeout(limit, connect=min(self.connect_timeout, limit)),
         }
         got_response = False
-        try:
-            response: httpx2.Response = self._client.post(
-                "/chat/completions", cast_to=httpx2.Response, content=payload, options=options, stream=True
-            )
-            got_response = self._reached = True
+        watch = Watch(deadline=request.deadline, stall_s=self.timeout, body_limit=STREAM_BODY_LIMIT)
+        with watching(watch):
             try:
-                if is_html(response):
-                    raise ModelAPIError(
-                        f"model server at {self.base_url} answered with an HTML page: {NOT_OPENAI}"
-                    )
-                for chunk in sse_chunks(response, assembly, request.deadline):
-                    assembly.feed(chunk)
-            finally:
-                response.close()
-        except openai.APIStatusError as exc:
-            self._reached = True
-            raise status_failure(self.base_url, exc) from None
-        except (openai.APIConnectionError, httpx2.TransportError) as exc:
-            if got_response and assembly.complete:
-                return  # broken after finish_reason and usage: nothing but [DONE] was lost
-            raise transport_failure(exc, got_response=got_response) from exc
-        except StreamError as exc:
-            raise Transient("stream_error", f"error in stream: {exc}") from exc
-        except LineTooLong as exc:  # not worth a retry: the same server sends the same thing
-            raise ModelAPIError(f"model server at {self.base_url} sent {exc}") from None
+                response: httpx2.Response = self._client.post(
+                    "/chat/completions",
+                    cast_to=httpx2.Response,
+                    content=payload,
+                    options=options,
+                    stream=True,
+                )
+                got_response = self._reached = True
+                try:
+                    if is_html(response):
+                        raise ModelAPIError(
+                            f"model server at {self.base_url} answered with an HTML page: {NOT_OPENAI}"
+                        )
+                    for chunk in sse_chunks(response, assembly, request.deadline):
+                        assembly.feed(chunk)
+                finally:
+                    response.close()
+            except openai.APIStatusError as exc:
+                self._reached = True
+                raise status_failure(self.base_url, exc) from None
+            except (openai.APIConnectionError, httpx2.TransportError) as exc:
+                if got_response and assembly.complete:
+                    return  # broken after finish_reason and usage: nothing but [DONE] was lost
+                raise self._cut_short(watch) or transport_failure(exc, got_response=got_response) from exc
+            except StreamError as exc:
+                raise Transient("stream_error", f"error in stream: {exc}") from exc
+            except (LineTooLong, BodyRefused) as exc:  # not worth a retry: the same server sends the same
+                raise ModelAPIError(f"model server at {self.base_url} sent {exc}") from None
         if not assembly.complete:
             raise assembly.incomplete()
+
+    def _cut_short(self, watch: Watch) -> Transient | None:
+        """The bound that cut this attempt (``_bounds``), if one did, as the attempt's cause."""
+        if watch.expired == "stall" and watch.silent:
+            return Transient("timeout", f"no byte within the request timeout ({self.timeout:g} s)")
+        if watch.expired == "stall":
+            return Transient(
+                "stalled_stream",
+                f"no complete event within {self.timeout:g} s ({watch.received:,} bytes came)",
+            )
+        if watch.expired == "deadline":
+            return Transient("timeout", f"the request's deadline passed ({watch.received:,} bytes came)")
+        return None
 
     def check_reachable(self, timeout: float = 5.0, *, chat: bool = False) -> list[str]:
         """The served model ids (``GET /models``), before any container starts.

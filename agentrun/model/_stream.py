@@ -19,6 +19,7 @@ import httpx2
 from agentrun.interrupts import check_stop
 from agentrun.lines import SSE_LINE_LIMIT, byte_lines, loads
 from agentrun.messages import Attempt, Completion, Message, RetryCause, Timings, ToolCall, Usage
+from agentrun.model._bounds import current_watch
 from agentrun.secrets import scrub
 
 
@@ -186,7 +187,9 @@ def sse_chunks(
 ) -> Iterator[dict[str, Any]]:
     """The JSON chunks of an SSE chat stream, up to ``[DONE]``; the body is read to its end
     so the keep-alive connection goes back to the pool (the SDK's ``Stream`` closes it).
-    ``deadline`` (``time.monotonic()``) bounds a server that trickles bytes forever."""
+    ``deadline`` (``time.monotonic()``) bounds a server that trickles bytes forever; each
+    complete event is progress for the thread's watch (``_bounds``), a comment line is not."""
+    watch = current_watch()
     lines = byte_lines(response.iter_bytes(), limit=SSE_LINE_LIMIT)
     for raw in lines:  # read on past [DONE]: the body's end frees the connection
         line = raw.decode("utf-8", errors="replace")
@@ -196,6 +199,8 @@ def sse_chunks(
         if assembly.done or not line.startswith("data:"):
             continue
         data = line[5:].strip()
+        if watch is not None:
+            watch.progress()
         if data == "[DONE]":
             assembly.done = True
             continue
