@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -34,6 +35,16 @@ from agentrun.paths import task_dirs
 
 NetworkMode = Literal["no-network", "public", "allowlist"]
 
+# bounds on what a downloaded task.toml may say: past them a value is absurd (1e308 s, NaN,
+# 1000 CPUs, a negative memory), one line about that field, not a Docker or clock overflow later
+MAX_SECONDS = 7 * 86_400.0
+MAX_CPUS = 256.0
+MAX_MEMORY_MB = 2**20  # 1 TiB
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Delay = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Cpus = Annotated[float, Field(gt=0, le=MAX_CPUS, allow_inf_nan=False)]
+MemoryMb = Annotated[int, Field(ge=6, le=MAX_MEMORY_MB)]  # 6 MB: Docker's least
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -44,7 +55,7 @@ class CollectSection(_Section):
 
     command: str
     service: str = "main"
-    timeout_sec: float = 60.0
+    timeout_sec: Seconds = 60.0
     user: str | int | None = None
 
 
@@ -88,18 +99,18 @@ class HealthcheckSection(_Section):
     Docker HEALTHCHECK's options), run by ``agentrun.harbor.healthcheck``."""
 
     command: str
-    interval_sec: float = 5.0
-    timeout_sec: float = 30.0
-    start_period_sec: float = 0.0
-    start_interval_sec: float = 5.0
-    retries: int = 3
+    interval_sec: Delay = 5.0
+    timeout_sec: Delay = 30.0  # 0: none, as Harbor's exec
+    start_period_sec: Delay = 0.0
+    start_interval_sec: Delay = 5.0
+    retries: int = Field(default=3, ge=0, le=1_000_000)
 
 
 class EnvironmentSection(_Section):
-    build_timeout_sec: float = 900.0
+    build_timeout_sec: Seconds = 900.0
     docker_image: str | None = None
-    cpus: float = 2.0
-    memory_mb: int = 2048
+    cpus: Cpus = 2.0
+    memory_mb: MemoryMb = 2048
     storage_mb: int | None = None
     allow_internet: bool | None = None
     network_mode: NetworkMode | None = None
@@ -115,9 +126,13 @@ class EnvironmentSection(_Section):
         if isinstance(data, dict) and isinstance(data.get("memory"), str) and "memory_mb" not in data:
             size = data["memory"].strip().upper()
             scale = {"G": 1024, "M": 1, "K": 1 / 1024}.get(size[-1:])
-            if scale is None:
+            try:
+                number = float(size[:-1]) * (scale or math.nan)
+            except ValueError:
+                number = math.nan
+            if not math.isfinite(number):
                 raise ValueError(f"memory {data['memory']!r}: expected a size like '2G' or '512M'")
-            return {**data, "memory_mb": int(float(size[:-1]) * scale)}
+            return {**data, "memory_mb": int(number)}
         return data
 
     @property
@@ -130,7 +145,7 @@ class EnvironmentSection(_Section):
 
 
 class VerifierSection(_Section):
-    timeout_sec: float = 600.0
+    timeout_sec: Seconds = 600.0
     env: dict[str, str] = Field(default_factory=dict)
     user: str | int | None = None
     network_mode: NetworkMode | None = None  # the verifier phase's network (agentrun.harbor.network)
@@ -151,13 +166,13 @@ class VerifierSection(_Section):
 
 
 class AgentSection(_Section):
-    timeout_sec: float = 1800.0
+    timeout_sec: Seconds = 1800.0
     user: str | int | None = None
     network_mode: NetworkMode | None = None  # the agent phase's network (agentrun.harbor.network)
 
 
 class StepAgentSection(_Section):
-    timeout_sec: float | None = None  # None: the task's [agent] timeout_sec
+    timeout_sec: Seconds | None = None  # None: the task's [agent] timeout_sec
     user: str | int | None = None
     network_mode: NetworkMode | None = None  # None: the task's [agent] network_mode
 
@@ -193,11 +208,11 @@ class AgentrunSection(BaseModel):
         description="hidden test cases (parameters expanded); counted as failed when a broken workspace "
         "stops the test runner before it reports anything. Default: the test functions in tests/.",
     )
-    max_turns: int = Field(default=40, gt=0)
-    max_tokens_total: int = Field(default=2_000_000, gt=0)
-    max_tokens_per_turn: int = Field(default=8192, gt=0)
-    pids_limit: int = Field(default=256, gt=0)
-    shell_timeout_sec: float = Field(default=300.0, gt=0)
+    max_turns: int = Field(default=40, gt=0, le=1_000_000)
+    max_tokens_total: int = Field(default=2_000_000, gt=0, le=10**12)
+    max_tokens_per_turn: int = Field(default=8192, gt=0, le=10**7)
+    pids_limit: int = Field(default=256, gt=0, le=4_194_304)  # the kernel's pid_max at most
+    shell_timeout_sec: Seconds = 300.0
     artifact: str | None = Field(default=None, description="artifact measure to record, e.g. 'django'")
     profile: Literal["strict", "harbor"] | None = Field(
         default=None,
@@ -309,9 +324,7 @@ def _load_folder(path: Path) -> TaskSpec:
     try:
         config = TaskConfig.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise TaskError(f"{path / 'task.toml'}: field {field!r}: {first['msg']}") from None
+        raise TaskError(_field_error(path / "task.toml", exc)) from None
     _check_files(path, config)
     definitions = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
     if not config.environment.docker_image and not any(
@@ -324,6 +337,15 @@ def _load_folder(path: Path) -> TaskSpec:
     # a multi-step task has no top-level instruction (Harbor reads each step's)
     instruction = "" if config.steps else (path / "instruction.md").read_text()
     return TaskSpec(name=path.name, path=path, instruction=instruction, config=config)
+
+
+def _field_error(path: Path, exc: ValidationError) -> str:
+    """One line about the first field that is wrong: where, what it says, what it may say."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"])
+    given = first.get("input")
+    said = f" = {given!r}" if isinstance(given, int | float | str) and not isinstance(given, bool) else ""
+    return f"{path}: field {field!r}{said}: {first['msg'].removeprefix('Value error, ')}"
 
 
 def _check_files(path: Path, config: TaskConfig) -> None:

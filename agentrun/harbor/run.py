@@ -119,6 +119,7 @@ def start_sandbox(
     from agentrun.sandbox.docker import DockerSandbox, connect
 
     env, settings = task.config.environment, task.config.agentrun
+    check_cpus(task, connect())
     if task.config.profile == "harbor" and remote.is_remote():  # it binds /logs and the tools from here
         raise UserError(f"task {task.name}: the harbor profile does not run on a --docker-host engine yet")
     if task.config.profile == "harbor":
@@ -157,6 +158,25 @@ def start_sandbox(
     ) as sandbox:
         environment_check(task, sandbox, log, user=None)
         yield sandbox
+
+
+def check_cpus(task: TaskSpec, client: Any) -> None:
+    """A task.toml ``cpus`` past the engine's CPUs is one line about that field (Docker would
+    refuse the container with "Range of CPUs is from 0.01 to N")."""
+    engine = int(client.info().get("NCPU") or 0)
+    sections = [
+        ("environment", task.config.environment),
+        ("verifier.environment", task.config.verifier.environment),
+    ]
+    sections += [
+        (f"steps.{s.name}.verifier.environment", s.verifier.environment) for s in task.config.steps or []
+    ]
+    for where, section in sections:
+        if section is not None and engine and section.cpus > engine:
+            raise UserError(
+                f"task {task.name}: task.toml {where}.cpus = {section.cpus:g} is more than this Docker "
+                f"engine's {engine} CPUs"
+            )
 
 
 def oracle(task: TaskSpec, sandbox: Any, log: Callable[[str], None]) -> str:

@@ -96,3 +96,32 @@ def test_with_allow_task_privileges_it_runs_as_written_and_result_json_says_so(
     effective = int((out / "caps").read_text().split()[1], 16)
     assert effective >> 21 & 1  # CAP_SYS_ADMIN
     assert KEY not in (out / "env").read_text()  # Compose never sees the user's environment
+
+
+@pytest.mark.parametrize(
+    ("section", "line", "says"),
+    [
+        ("agent", "timeout_sec = 1e308", "field 'agent.timeout_sec' = 1e+308: Input should be less than"),
+        ("environment", "build_timeout_sec = 1e308", "field 'environment.build_timeout_sec' = 1e+308"),
+        ("agent", "timeout_sec = nan", "field 'agent.timeout_sec' = nan: Input should be a finite number"),
+        ("environment", "cpus = 1000", "field 'environment.cpus' = 1000: Input should be less than"),
+        ("environment", "cpus = 64", "task.toml environment.cpus = 64 is more than this Docker engine's"),
+    ],
+)
+def test_an_absurd_task_toml_value_is_one_line_about_it(
+    tmp_path: Path, docker_client: Any, section: str, line: str, says: str
+) -> None:
+    if "64" in line and docker_client.info()["NCPU"] >= 64:
+        pytest.skip("this engine has 64 CPUs")
+    task = tmp_path / "absurd"
+    shutil.copytree(FIXTURES / "harbor_tasks" / "solve-only", task)
+    toml = (task / "task.toml").read_text()
+    key = line.split(" ")[0]
+    kept = [ln for ln in toml.splitlines() if not ln.startswith(f"{key} =")]
+    (task / "task.toml").write_text("\n".join(kept).replace(f"[{section}]", f"[{section}]\n{line}") + "\n")
+    proc = _run(task, tmp_path / "results")
+    assert proc.returncode == 2, proc.stderr
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and says in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr and "Docker is not running" not in proc.stderr
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
