@@ -136,6 +136,7 @@ def register(app: typer.Typer) -> None:
         docker_host: _params.DockerHosts = None,
         ray: RayAddress = None,
         allow_task_privileges: _params.AllowTaskPrivileges = False,
+        no_report: Annotated[bool, typer.Option("--no-report", help="do not write the job's pages")] = False,
     ) -> None:
         """Run every task in DIRS K times, N at a time, into a job folder; print the table."""
         from agentrun.batch import JobSpec, Ledger
@@ -164,7 +165,7 @@ def register(app: typer.Typer) -> None:
         spec = JobSpec(
             tasks=names, trials=trials, agent=agent, mode=mode, model=model, infra_retries=infra_retries
         )
-        _execute(Ledger.open(_folder(job, results), spec), base, _runner(ray), concurrency)
+        _execute(Ledger.open(_folder(job, results), spec), base, _runner(ray), concurrency, not no_report)
 
 
 def _task_names(dirs: list[Path], include: list[str], exclude: list[str]) -> dict[str, str]:
@@ -181,7 +182,7 @@ def _task_names(dirs: list[Path], include: list[str], exclude: list[str]) -> dic
     return names
 
 
-def _execute(ledger: Any, base: RunConfig, runner: Any, concurrency: int) -> None:
+def _execute(ledger: Any, base: RunConfig, runner: Any, concurrency: int, report: bool) -> None:
     from agentrun.batch import run_job
 
     _sigterm_as_interrupt()
@@ -200,6 +201,10 @@ def _execute(ledger: Any, base: RunConfig, runner: Any, concurrency: int) -> Non
         sys.exit(130)
     out = Console()
     (out if out.is_terminal else Console(width=160)).print(job_table(ledger))
-    Console().print(f"job.json: {ledger.folder / 'job.json'}")
+    Console().print(f"job.json: {ledger.folder / 'job.json'}", soft_wrap=True)
+    if report:  # each trial's page, then the job's (a failure is one line: the job is on disk)
+        from agentrun.report import report_at_end
+
+        report_at_end(ledger.folder, lambda line: Console().print(line, soft_wrap=True))
     if any(not t.passed for t in ledger.trials):
         raise typer.Exit(1)

@@ -61,6 +61,10 @@ def run_folders_inside(folder: Path) -> list[Path]:
     kind = kind_of(folder)
     if kind == "compare":
         return sorted(p for p in folder.iterdir() if (p / "result.json").is_file())
+    if kind == "job":
+        from agentrun.report.job_page import read_job, trial_folders
+
+        return trial_folders(read_job(folder))[:MAX_SESSION_PAGES]
     if kind == "load":
         sessions = json.loads((folder / "load.json").read_text(encoding="utf-8")).get("sessions") or []
         dirs = [Path(s["run_dir"]) for s in sessions if isinstance(s, dict) and s.get("run_dir")]
@@ -86,4 +90,4 @@ def report_at_end(folder: Path | str, say: Callable[[str], None]) -> Path | None
     return path
 
 
-__all__ = ["REPORT_NAME", "default_out", "report_at_end", "write_report"]
+__all__ = ["REPORT_NAME", "default_out", "report_at_end", "run_folders_inside", "write_report"]

@@ -44,10 +44,26 @@ def build(kind: Kind, paths: list[Path], out_dir: Path) -> str:
             plots=gateway_page.plots(gateway),
             context={"kind": "gateway", **gateway_page.context(gateway, out_dir)},
         )
+    if kind == "job":
+        return _job_page(paths, out_dir)
     loads = [read_load(p) for p in paths]
     return render(
         "load.html.j2",
         title=load_page.title(loads),
         plots=load_page.plots(loads),
         context={"kind": "load", **load_page.context(loads, out_dir)},
+    )
+
+
+def _job_page(paths: list[Path], out_dir: Path) -> str:
+    from agentrun.report import job_page
+
+    if len(paths) != 1:
+        raise UserError("one job folder per page (agentrun report JOB_DIR)")
+    job = job_page.read_job(paths[0])
+    return render(
+        "job.html.j2",
+        title=job_page.title(job),
+        plots=job_page.plots(job),
+        context={"kind": "job", **job_page.context(job, out_dir)},
     )

@@ -22,13 +22,14 @@ from agentrun.report.load import LoadFile
 from agentrun.results import RunResult
 from agentrun.trajectory import read_trajectory
 
-Kind = Literal["run", "compare", "load", "gateway"]
+Kind = Literal["run", "compare", "load", "gateway", "job"]
 ModelT = TypeVar("ModelT", bound=BaseModel)
 KIND_FILES: dict[Kind, str] = {
     "run": "result.json",
     "compare": "compare.json",
     "load": "load.json",
     "gateway": "requests.jsonl",
+    "job": "job.json",
 }
 
 
@@ -68,7 +69,7 @@ def kind_of(path: Path) -> Kind:
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     raise UserError(
-        f"{folder}: not a results folder (no result.json, compare.json, load.json or requests.jsonl)"
+        f"{folder}: not a results folder (no result.json, compare.json, load.json, requests.jsonl or job.json)"
     )
 
 

@@ -187,3 +187,19 @@ def test_causes_of_what_ray_raises() -> None:
     assert classify_error(bug) is None
     assert classify_error(exceptions.NodeDiedError("node abc died"))[0] == "infra"  # type: ignore[index]
     assert classify_error(exceptions.WorkerCrashedError())[0] == "infra"  # type: ignore[index]
+
+
+def test_a_killed_jobs_page_is_written(tmp_path: Path) -> None:
+    """A job with trials still pending (killed, or running) gets its page from job.json."""
+    from agentrun.report import run_folders_inside, write_report
+
+    ledger = Ledger.open(tmp_path / "job", _spec({"a": "/a", "b": "/b"}))
+    config = RunConfig(task="a", results_dir=ledger.folder, run_id="a__t1")
+    done = ledger.trials[0].model_copy(
+        update={"status": "done", "cause": "ok", "reward": 1.0, "passed": True, "run_dir": "a__t1"}
+    )
+    _result(config, 1.0)
+    ledger.update(done)
+    assert run_folders_inside(ledger.folder) == [ledger.folder / "a__t1"]
+    page = write_report([ledger.folder]).read_text()
+    assert "1 of 4" in page and "a__t2" in page and "pending" in page
