@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
         if ray and docker_host:
             raise UserError("--ray and --docker-host: each Ray node runs its trials on its own engine")
-        names = _task_names(dirs, include or [], exclude or [])
+        names = _task_names(dirs, include or [], exclude or [], allow=allow_task_privileges)
         base = RunConfig(
             task=next(iter(names.values())),
             mode=cast(Mode, mode),
@@ -168,14 +168,18 @@ def register(app: typer.Typer) -> None:
         _execute(Ledger.open(_folder(job, results), spec), base, _runner(ray), concurrency, not no_report)
 
 
-def _task_names(dirs: list[Path], include: list[str], exclude: list[str]) -> dict[str, str]:
-    """The job's tasks by name; a bad task.toml or two tasks of one name stop it before it starts."""
+def _task_names(dirs: list[Path], include: list[str], exclude: list[str], *, allow: bool) -> dict[str, str]:
+    """The job's tasks by name. A bad task.toml, two tasks of one name or a compose file the
+    lock-down refuses stop the job before it starts (exit 2), not one trial at a time."""
     from agentrun.batch import find_tasks
+    from agentrun.harbor.run import check_compose
     from agentrun.tasks import load_task
 
     names: dict[str, str] = {}
     for path in find_tasks(dirs, include=include, exclude=exclude):
-        name = load_task(str(path)).name
+        task = load_task(str(path))
+        check_compose(task, allow=allow, log=lambda _line: None)
+        name = task.name
         if name in names:
             raise UserError(f"two tasks are named {name}: {names[name]} and {path}")
         names[name] = str(path)
