@@ -196,6 +196,10 @@ def main_image(task: TaskSpec, *, image_map: Mapping[str, str], on_log: LogFn) -
         )
     build = main.get("build")
     if isinstance(build, dict) and build.get("context"):
+        if lockdown.refused_context(main, task.environment_dir):  # host files into the agent's image
+            raise TaskError(
+                f"task {task.name}: compose service {MAIN!r}: build.context {build['context']}: outside the task's folder"
+            )
         return _build_service(task, MAIN, build, image_map, on_log)
     image = str(main.get("image") or "")
     if not image:

@@ -137,6 +137,11 @@ def _host_reach(service: Mapping[str, Any], root: Path) -> Iterator[str]:
     yield from _build_context(service, root)
 
 
+def refused_context(service: Mapping[str, Any], root: Path) -> bool:
+    """Whether the service builds from outside ``root`` (the strict profile's main checks it too)."""
+    return any(_build_context(service, root))
+
+
 def _build_context(service: Mapping[str, Any], root: Path) -> Iterator[str]:
     """A build context outside the task's folder would put host files into the image."""
     build = service.get("build")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentrun.harbor.lockdown import locked, main_unused, refusals
+from agentrun.harbor.lockdown import locked, main_unused, refusals, refused_context
 from agentrun.sandbox.profiles import HARBOR_CAPABILITIES
 
 ROOT = Path("/datasets/task/environment")
@@ -144,6 +144,7 @@ def test_main_is_agentruns_own_container_its_keys_named_as_not_used() -> None:
         "compose main.volumes",
     ]
     outside = {"services": {"main": {"build": {"context": "/home"}}}}
+    assert refused_context(outside["services"]["main"], ROOT) and not refused_context(main, ROOT)
     assert refusals(outside, root=ROOT, env_files={}) == [
         "compose service 'main': build.context /home: outside the task's folder"
     ]
