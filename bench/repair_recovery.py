@@ -39,7 +39,9 @@ NOTES = (
     "role column). Then their misses were read and fixed (XML entities in a value, a comma list for an "
     "array, a nullable string's null, a type JSON Schema does not have, a </function> dropped before "
     "</tool_call>), so those three are tuning sources now, and a second held-out set was named before that "
-    "work began: vllm-mlx, mlx-lm, tensorrt-llm."
+    "work began: vllm-mlx, mlx-lm, tensorrt-llm. Second set, gathered after the fixes had landed and "
+    "measured once: vllm-mlx 84/87, mlx-lm 33/36 (117/123, 95.1%), 0 false calls, 1 wrong-argument call "
+    "(a Qwen3-Coder value's last newline dropped), 0 cut-off copies run; tensorrt-llm not gathered yet."
 )
 
 

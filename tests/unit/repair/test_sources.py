@@ -61,6 +61,16 @@ def test_first_held_out_sources_now_tune_and_recover(tallies: dict[str, Tally]) 
     assert sum(t.recovered for t in first) / positives >= 0.9
 
 
+def test_held_out_sources_recover_most_calls(tallies: dict[str, Tally]) -> None:
+    """The held-out figure (BENCHMARKS.md "Repair recovery by source"), measured once: 117/123
+    (95.1%) on vllm-mlx and mlx-lm. The issue's goal is 98%; the floor catches a regression."""
+    held = [tallies[s] for s in HELD_OUT if s in tallies]
+    assert len(held) >= 2
+    positives = sum(t.positives for t in held)
+    assert positives >= 120 and sum(t.negatives for t in held) >= 25
+    assert sum(t.recovered for t in held) / positives >= 0.93
+
+
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
     assert {s: t.false_calls for s, t in tallies.items() if t.false_calls} == {}
 
