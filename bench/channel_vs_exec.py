@@ -1,6 +1,7 @@
 """Tool round trip over the sandbox channel vs a `docker exec` of the same work.
 
     python bench/channel_vs_exec.py [--n 500] [--n-exec 100] [--no-write]
+    python bench/channel_vs_exec.py --check 60 [--repeat 3]     # the CI guard (scripts/test.sh)
 
 Starts one DockerSandbox on agentrun-sandbox:base (built if missing), then times:
 
@@ -8,8 +9,15 @@ Starts one DockerSandbox on agentrun-sandbox:base (built if missing), then times
   and a bare protocol ``ping``;
 - the same work as a one-off exec: docker SDK ``exec_run`` and the docker CLI.
 
-Prints a table and rewrites the "## Tool channel vs docker exec" section of BENCHMARKS.md
-(only that section; the file's other sections are left as they are).
+Prints a table, the ratio to the peer (SDK ``exec_run`` of ``cat``, measured in the same run)
+and the load average, and rewrites the "## Tool channel vs docker exec" section of
+BENCHMARKS.md (only that section; the file's other sections are left as they are).
+
+``--check RATIO`` is the guard against a slower channel: it measures only ``read_file`` over
+the channel and the peer, ``--repeat`` times (a fresh sandbox each), takes the median of the
+ratios and exits 1 when it is under RATIO. A ratio to a peer in the same run, not a time: the
+shared machine's load slows both. ``AGENTRUN_RUNTIME_DELAY_MS`` (passed into the sandbox)
+delays each of the runtime's replies: only to see the check fail.
 """
 
 from __future__ import annotations
@@ -52,10 +60,16 @@ def summary(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
 
 
-def measure(n: int, n_exec: int) -> list[tuple[str, str, list[float]]]:
+READ = ("channel `call()`", "read_file hello.txt")
+PEER = ("docker SDK `exec_run`", "`cat hello.txt`")
+DELAY_ENV = "AGENTRUN_RUNTIME_DELAY_MS"
+
+
+def measure(n: int, n_exec: int, *, only_ratio: bool = False) -> list[tuple[str, str, list[float]]]:
     image = ensure_sandbox_base(on_log=lambda line: print(f"  {line}", file=sys.stderr))
     rows: list[tuple[str, str, list[float]]] = []
-    with DockerSandbox.start(image, run_id="bench-channel") as sb:
+    env = {DELAY_ENV: os.environ[DELAY_ENV]} if os.environ.get(DELAY_ENV) else None
+    with DockerSandbox.start(image, run_id="bench-channel", env=env) as sb:
         sb.call(
             ParsedCall(
                 id="w", name="write_file", arguments={"path": "hello.txt", "content": "hello world\n" * 4}
@@ -90,6 +104,8 @@ def measure(n: int, n_exec: int) -> list[tuple[str, str, list[float]]]:
             ("docker CLI `docker exec`", "`cat hello.txt`", cli(read_argv), n_exec),
             ("docker CLI `docker exec`", "`bash -c 'echo hi'`", cli(shell_argv), n_exec),
         ]
+        if only_ratio:
+            plan = [row for row in plan if row[:2] in (READ, PEER)]
         for transport, work, fn, count in plan:
             samples = timed(fn, count)
             median, p90 = summary(samples)
@@ -179,13 +195,47 @@ def write_section(text: str, path: Path = BENCHMARKS) -> None:
     path.write_text(updated.rstrip("\n") + "\n")
 
 
+def ratio(rows: list[tuple[str, str, list[float]]]) -> float:
+    """How many times faster ``read_file`` over the channel is than the peer, by median."""
+    stats = {(t, w): summary(s)[0] for t, w, s in rows}
+    return stats[PEER] / stats[READ]
+
+
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def check(minimum: float, repeat: int, n: int, n_exec: int) -> int:
+    """The CI guard: the median of ``repeat`` ratios, each from a fresh sandbox; 1 when under ``minimum``."""
+    ratios = []
+    for attempt in range(repeat):
+        ratios.append(ratio(measure(n, n_exec, only_ratio=True)))
+        print(f"run {attempt + 1}: read_file over the channel is {ratios[-1]:.0f}x faster than the peer")
+    median = statistics.median(ratios)
+    delay = os.environ.get(DELAY_ENV)
+    verdict = "ok" if median >= minimum else "FAILED"
+    print(
+        f"channel ratio check {verdict}: median {median:.0f}x of {[round(r) for r in ratios]} "
+        f"(needs {minimum:g}x); load average {load_average()}"
+        + (f"; runtime delayed {delay} ms" if delay else "")
+    )
+    return 0 if median >= minimum else 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500, help="channel iterations")
     parser.add_argument("--n-exec", type=int, default=100, help="docker exec iterations")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    parser.add_argument(
+        "--check", type=float, metavar="RATIO", help="exit 1 if read_file is under RATIO x the peer"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="runs of --check (median taken)")
     args = parser.parse_args()
+    if args.check is not None:
+        sys.exit(check(args.check, args.repeat, min(args.n, 300), min(args.n_exec, 30)))
     rows = measure(args.n, args.n_exec)
+    print(f"ratio to the peer (same run): read_file {ratio(rows):.0f}x faster; load average {load_average()}")
     section = render(rows)
     print(section)
     if not args.no_write:

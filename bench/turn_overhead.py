@@ -14,6 +14,7 @@ is about 84 ms per step in Docker on this kind of machine (shared/reference/peer
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -23,6 +24,8 @@ from pathlib import Path
 
 from agentrun.config import RunConfig
 from agentrun.runner import run_task
+from agentrun.sandbox.docker import DockerSandbox
+from agentrun.sandbox.images import ensure_sandbox_base
 from agentrun.trajectory import read_trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +58,18 @@ def split_turns(events: list[dict]) -> dict[str, list[float]]:
     return buckets
 
 
+def peer_exec_ms(n: int = 30) -> float:
+    """The peer, measured in the same run: the median ms of an SDK ``exec_run`` of ``cat``."""
+    with DockerSandbox.start(ensure_sandbox_base(), run_id="bench-turn-peer") as sb:
+        (sb.workspace / "hello.txt").write_text("hello\n")
+        samples = []
+        for _ in range(n):
+            started = time.perf_counter()
+            assert sb.container.exec_run(["cat", "/workspace/hello.txt"], user=sb.user).exit_code == 0
+            samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -70,6 +85,12 @@ def main() -> None:
             assert result.passed, result.stop_reason
             for k, v in split_turns(read_trajectory(Path(result.results_path) / "trajectory.jsonl")).items():
                 all_buckets[k].extend(v)
+
+    peer = peer_exec_ms()
+    between = statistics.median(all_buckets["between"])
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"between turns {between:.2f} ms median = 1/{peer / between:.0f} of one SDK exec_run of cat "
+          f"({peer:.1f} ms, same run); load average {load}")  # fmt: skip
 
     def stat(values: list[float]) -> str:
         q = statistics.quantiles(values, n=10) if len(values) > 1 else values * 9
@@ -87,7 +108,9 @@ def main() -> None:
         f"Measured {time.strftime('%Y-%m-%d')} by `python bench/turn_overhead.py --runs {args.runs}` on "
         f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
         f"{len(all_buckets['model'])} tool turns of todo-cli (corrected mode) against the replay model with no "
-        "delays and a real Docker sandbox. Milliseconds per turn, from the trajectory's timestamps.",
+        "delays and a real Docker sandbox. Milliseconds per turn, from the trajectory's timestamps. "
+        f"Load average when done: {load}. The peer in the same run: an SDK `exec_run` of `cat` took "
+        f"{peer:.1f} ms (median of 30), so between turns is 1/{peer / between:.0f} of one.",
         "",
         "| part of a turn | median ms | p90 ms |",
         "|---|---:|---:|",

@@ -17,4 +17,7 @@ if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null 2>&1; then
 fi
 # lint and types first: cheap, and a failure here says more than a test would
 .venv/bin/ruff check . && .venv/bin/ruff format --check agentrun tests bench && .venv/bin/mypy agentrun
+# the guard on the tool channel's speed (issue 26): read_file over the channel at least 60x faster
+# than an SDK exec_run of cat measured in the same run, median of three (a ratio, not a time)
+if [ "${CI:-}" = true ]; then .venv/bin/python bench/channel_vs_exec.py --check 60 --repeat 3; fi
 exec .venv/bin/python -m pytest "$@"

@@ -39,7 +39,43 @@ def bound_arguments(name: str, arguments: Any, *, shell_timeout_max: float) -> d
 
 
 def _shape_problem(arguments: dict[str, Any]) -> str | None:
-    """Why these arguments cannot be sent, or None; iterative, so no depth can overflow it."""
+    """Why these arguments cannot be sent, or None; iterative, so no depth can overflow it.
+
+    Every builtin tool takes flat strings and numbers: those are checked in the one pass of
+    ``_flat_problem``; only nested values take the general walk."""
+    flat = _flat_problem(arguments)
+    return _nested_problem(arguments) if flat is _NESTED else flat
+
+
+_NESTED = "nested"
+
+
+def _flat_problem(arguments: dict[str, Any]) -> str | None:
+    size = 2
+    for key, value in arguments.items():
+        kind = type(value)
+        if kind is str:
+            size += len(value) + len(str(key)) + 4
+        elif kind is float:
+            if not math.isfinite(value):
+                return f"numbers must be finite, got {value!r}"
+            size += len(str(key)) + 12
+        elif kind is int:
+            if abs(value) > MAX_INT:
+                return f"integers must be within ±2**53, got a {value.bit_length()}-bit one"
+            size += len(str(key)) + 12
+        elif kind is bool or value is None:
+            size += len(str(key)) + 12
+        else:
+            return _NESTED
+    return (
+        None
+        if size <= MAX_BYTES
+        else f"arguments are larger than {MAX_BYTES // (1024 * 1024)} MB; send less at once"
+    )
+
+
+def _nested_problem(arguments: dict[str, Any]) -> str | None:
     stack: list[tuple[Any, int]] = [(arguments, 1)]
     size = 0
     while stack:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import os
 import secrets
 import shutil
 import tarfile
@@ -173,7 +174,7 @@ class DockerSandbox:
             channel = self._channel or self._restart_channel()
             try:
                 # a fresh wire id: a stale reply (or one the agent forged into the pipe) never matches
-                wire_id = f"{call_id}#{secrets.token_hex(8)}"
+                wire_id = f"{call_id}#{os.urandom(8).hex()}"
                 reply = channel.request({"id": wire_id, "tool": name, "args": arguments}, timeout=deadline)
             except (ChannelTimeout, ChannelClosed) as exc:
                 return self._failed_call(call_id, name, exc, deadline)
@@ -213,7 +214,7 @@ class DockerSandbox:
         started = time.perf_counter()
         with self._lock:
             channel = self._channel or self._restart_channel()
-            channel.request({"id": f"ping#{secrets.token_hex(8)}", "op": "ping"}, timeout=30)
+            channel.request({"id": f"ping#{os.urandom(8).hex()}", "op": "ping"}, timeout=30)
         return time.perf_counter() - started
 
     def _drop_channel(self) -> None:

@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentrun import grading
 from agentrun.artifacts import measure_django
@@ -56,6 +58,20 @@ def test_shell_timeout_is_clamped_and_defaulted() -> None:
 def test_hostile_shapes_are_tool_errors(arguments: dict[str, object]) -> None:
     with pytest.raises(ArgumentError):
         bound_arguments("write_file", arguments, shell_timeout_max=300)
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=5),
+        st.one_of(st.text(max_size=20), st.integers(), st.floats(), st.booleans(), st.none()),
+        max_size=6,
+    )
+)
+def test_flat_arguments_are_judged_as_the_general_walk_judges_them(arguments: dict[str, object]) -> None:
+    """The one-pass check of flat arguments refuses exactly what the general walk refuses."""
+    from agentrun.sandbox import arguments as module
+
+    assert (module._flat_problem(arguments) is None) == (module._nested_problem(arguments) is None)
 
 
 def test_walk_reads_no_link_fifo_or_huge_file(tmp_path: Path) -> None:
