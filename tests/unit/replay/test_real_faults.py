@@ -98,3 +98,18 @@ def test_a_real_fault_is_drawn_against_the_requests_own_tools() -> None:
     assert injector.mutate(turn, [{"role": "user", "content": "go"}], 0).tool_calls == turn.tool_calls
     out = injector.mutate(turn, [{"role": "user", "content": "go"}], 1, [BASH_TOOL])
     assert out.tool_calls == [] and "hello.py" in (out.content or "")
+
+
+def test_templates_cover_xml_key_value_pythonic_and_gemma_families() -> None:
+    """--fault-source real re-targets the families that write one parameter at a time too (#21)."""
+    param = [f for f in load_real_faults() if f.param]
+    kinds = {
+        "xml": any("parameter" in f.param or "<param" in f.param for f in param),
+        "key/value": any("<arg_key>" in f.param for f in param),
+        "pythonic": any(f.values == "python" for f in param),
+        "gemma": any(f.values in ("gemma", "escape") for f in param),
+    }
+    assert kinds == dict.fromkeys(kinds, True)
+    for fault in param:  # each writes every argument in its own pattern, names and values
+        text = render(fault, [SHELL])
+        assert text.count("python -m pytest -q tests/") == 1 and "timeout" in text and "60" in text
