@@ -34,6 +34,7 @@ from typing import Any
 from agentrun import lifeline
 from agentrun.errors import DockerUnavailable, SandboxError, TaskError
 from agentrun.harbor import lockdown
+from agentrun.harbor.compose_main import MainSettings, main_settings
 from agentrun.harbor.lockdown import MAIN
 from agentrun.tasks import TaskSpec
 
@@ -143,9 +144,11 @@ def compose_services(
     image_map: Mapping[str, str],
     on_log: LogFn,
     allow: bool = False,
+    on_main: Callable[[MainSettings], None] | None = None,
 ) -> Iterator[str | None]:
     """Start the task's services (all but main), locked down unless ``allow``; yield the network
-    main must join (None: no compose). What runs is the model checked: Compose's own resolution,
+    main must join (None: no compose). ``on_main`` gets what main's keys give the container
+    agentrun starts (``compose_main``). What runs is the model checked: Compose's own resolution,
     written out and given back to it, so nothing is read twice."""
     if task.compose_file is None:
         yield None
@@ -156,6 +159,8 @@ def compose_services(
         refused = resolved.refusals(task)
         if refused and not allow:
             raise TaskRefused(task.name, refused)
+        if on_main is not None:
+            on_main(main_settings(resolved.model))
         final = _final_model(task, resolved.model, run_id=run_id, network=network, allow=allow)
         services = sorted(final["services"])
         if not services:  # the file only describes main, which agentrun runs itself

@@ -27,7 +27,7 @@ from agentrun.sandbox.profiles import HARBOR_CAPABILITIES
 MAIN = "main"
 FLAG = "--allow-task-privileges"
 # main's keys agentrun honours (or that Compose's normalisation adds): the rest are named as not used
-MAIN_KEYS_USED = {"build", "image", "depends_on"}
+MAIN_KEYS_USED = {"build", "image", "depends_on", "environment", "working_dir", "healthcheck"}  # compose_main
 _NULL_BY_DEFAULT = {"command", "entrypoint"}  # Compose writes them as null when unset
 _SOCKETS = {"/var/run/docker.sock", "/run/docker.sock", "/var/run/containerd/containerd.sock"}
 _NAMESPACES = ("pid", "ipc", "uts", "userns_mode", "cgroup")

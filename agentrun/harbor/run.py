@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agentrun.errors import ModelAPIError, UserError
+from agentrun.errors import HealthcheckFailed, ModelAPIError, UserError
 from agentrun.harbor.collect import collect
 from agentrun.harbor.compose import check, compose_services, main_image, project_name
+from agentrun.harbor.compose_main import MainSettings
 from agentrun.harbor.fields import unsupported_fields
-from agentrun.harbor.healthcheck import environment_check
+from agentrun.harbor.healthcheck import environment_check, run_healthcheck
 from agentrun.harbor.imagemap import planned_substitutions
 from agentrun.harbor.lockdown import FLAG
 from agentrun.harbor.network import compose_notes, explicit_mode, phase_network, switch, verifier_network
@@ -52,6 +53,19 @@ class ComposeCheck:
 
     unused: list[str]  # main's keys agentrun does not use
     allowed: list[str]  # settings it would refuse, run as written under --allow-task-privileges
+
+
+def main_healthcheck(main: MainSettings | None, box: Any, log: Callable[[str], None]) -> None:
+    """compose main's ``healthcheck``, tried in the container as Docker would (as the image's
+    user, in main's workdir) until it passes; ``HealthcheckFailed`` stops the run."""
+    if main is None or main.healthcheck is None:
+        return
+    try:
+        tries = run_healthcheck(box, main.healthcheck, user=box.image_user, what="compose main.healthcheck")
+    except HealthcheckFailed as exc:
+        log(f"{exc}; the agent does not run")
+        raise
+    log(f"compose main.healthcheck passed after {tries} tr{'y' if tries == 1 else 'ies'}")
 
 
 def check_compose(task: TaskSpec, *, allow: bool, log: Log) -> ComposeCheck:
@@ -123,6 +137,7 @@ def start_sandbox(
     if task.config.profile == "harbor" and remote.is_remote():  # it binds /logs and the tools from here
         raise UserError(f"task {task.name}: the harbor profile does not run on a --docker-host engine yet")
     if task.config.profile == "harbor":
+        mains: list[MainSettings] = []
         with compose_services(
             task,
             image,
@@ -131,15 +146,18 @@ def start_sandbox(
             image_map=image_map,
             on_log=log,
             allow=allow_privileges,
+            on_main=mains.append,
         ) as net:
             root = run_dir / "sandbox"
             network = net or env.network
+            main = mains[0] if mains else None
             with HarborSandbox.for_task(
-                task, image, run_id=run_id, root=root, network=network, client=connect()
+                task, image, run_id=run_id, root=root, network=network, client=connect(), main=main
             ) as box:
                 box.verifier_images = verifier_images(
                     task, image, client=box.client, image_map=image_map, log=log
                 )
+                main_healthcheck(main, box, log)  # Docker's, in Harbor's main: before anything runs
                 environment_check(task, box, log, user=box.image_user)  # before the agent, as Harbor
                 if not task.config.steps:  # a multi-step task's agent phases are its steps'
                     switch(box, phase_network(task, "agent"))

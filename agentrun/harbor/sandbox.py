@@ -31,6 +31,7 @@ import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
+from agentrun.harbor.compose_main import MainSettings
 from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import checked_exec, owned, snapshots
@@ -150,23 +151,25 @@ class HarborSandbox:
         root: Path,
         network: bool | str,
         client: docker.DockerClient,
+        main: MainSettings | None = None,
     ) -> HarborSandbox:
-        """The agent's container for ``task``: its user (else the image's), its workdir (else the
-        image's), ``[environment] env`` resolved from the host."""
+        """The agent's container for ``task``: its user (else the image's), its workdir (else
+        compose main's ``working_dir``, else the image's), compose main's ``environment`` with
+        ``[environment] env`` resolved from the host over it."""
         image_user, image_workdir = image_defaults(client, image)
-        env = task.config.environment
+        env, main = task.config.environment, main or MainSettings()
         user = str(task.config.agent.user) if task.config.agent.user is not None else image_user
         box = cls.start(
             image,
             run_id=run_id,
             root=root,
             user=user,
-            workdir=env.workdir or image_workdir,
+            workdir=env.workdir or main.working_dir or image_workdir,
             network=network,
             cpus=env.cpus,
             memory_mb=env.memory_mb,
             pids_limit=task.config.agentrun.pids_limit,
-            env=resolve_env(env.env, dict(os.environ)),
+            env={**main.env, **resolve_env(env.env, dict(os.environ))},
             client=client,
         )
         box.image_user = image_user

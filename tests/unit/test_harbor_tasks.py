@@ -174,8 +174,8 @@ def test_find_tasks_takes_tasks_and_datasets_once_each(tmp_path):
         "agent-network",
         "app-result",
         "compose-db",
+        "compose-main",
         "compose-only",
-        "ctrf",
     ]
     assert (
         len(tasks)
