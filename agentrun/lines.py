@@ -12,17 +12,29 @@ writer (a file, an OTLP protobuf, the next request) can carry one. Text that com
 model's stream, the tool runtime's replies, a JSONL file read back) has them replaced by
 U+FFFD (``clean``), as ``bytes.decode(errors="replace")`` does for bytes that are not UTF-8;
 what we write escapes any that slipped through (``json_text``), so writing never fails.
+
+A file we read back may have been written by someone else (a downloaded workload, a results
+folder edited by hand or by an attacker): ``read_json_file`` and ``read_jsonl`` read at most
+``JSON_FILE_LIMIT`` bytes (after gzip, whatever the file's name says), and ``strict_loads``
+refuses what the code after it cannot take: nesting past ``JSON_DEPTH_LIMIT`` (Python's
+parser would end in ``RecursionError``), numbers that are not finite (``NaN``, ``Infinity``,
+``1e999``) or integers past 64 bits. Each is a ``ValueError`` whose message fits one line.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "JSON_DEPTH_LIMIT",
+    "JSON_FILE_LIMIT",
     "LINE_BREAKS",
     "SSE_LINE_LIMIT",
     "LineBuffer",
@@ -33,8 +45,10 @@ __all__ = [
     "json_line",
     "json_text",
     "loads",
+    "read_json_file",
     "read_jsonl",
     "split_lines",
+    "strict_loads",
 ]
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # every character str.splitlines() splits on
@@ -44,6 +58,10 @@ _UNSAFE_IN_LINE = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SSE_BREAK = re.compile(rb"\r\n|\r|\n")
 SSE_LINE_LIMIT = 16 * 1024 * 1024  # one event of a chat stream; a whole 4 MB file as one delta fits
+JSON_FILE_LIMIT = 128 * 1024 * 1024  # one JSON or JSONL file read back, decompressed
+JSON_DEPTH_LIMIT = 200  # arrays and objects inside each other; ours nest fewer than 20 deep
+_INT_BOUND = 2**63
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class LineTooLong(ValueError):
@@ -103,9 +121,70 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def read_jsonl(path: Path) -> list[Any]:
-    """Every non-blank line of a JSONL file, parsed (``loads``), in order."""
-    return [loads(line) for line in split_lines(path.read_text(encoding="utf-8")) if line.strip()]
+def _non_finite(text: str) -> Any:
+    raise ValueError(f"a number that is not finite ({text})")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"a number too large for a float ({text[:24]})")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 20 or abs(value := int(text)) >= _INT_BOUND:
+        raise ValueError(f"an integer past 64 bits ({text[:24]}...)")
+    return value
+
+
+def _check_depth(value: Any, limit: int) -> None:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            raise ValueError(f"arrays or objects nested deeper than {limit} levels")
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+
+
+def strict_loads(raw: str | bytes, *, depth: int = JSON_DEPTH_LIMIT) -> Any:
+    """``loads`` for JSON someone else may have written: nesting past ``depth``, a number
+    that is not finite or an integer past 64 bits is a ``ValueError`` (see the module doc)."""
+    try:
+        value = json.loads(raw, parse_constant=_non_finite, parse_float=_finite_float, parse_int=_bounded_int)
+    except RecursionError:
+        raise ValueError(f"arrays or objects nested deeper than {depth} levels") from None
+    if isinstance(value, dict | list):
+        _check_depth(value, depth)
+    return clean(value) if has_surrogate_escape(raw) else value
+
+
+def _read_bounded(path: Path, limit: int) -> str:
+    """The text of ``path``, gunzipped when it is gzip, refused past ``limit`` bytes."""
+    with path.open("rb") as fh:
+        packed = fh.read(2) == _GZIP_MAGIC
+        fh.seek(0)
+        try:
+            data = gzip.GzipFile(fileobj=fh).read(limit + 1) if packed else fh.read(limit + 1)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise ValueError(f"a broken gzip file ({exc})") from None
+    if len(data) > limit:
+        size = "once decompressed " if packed else ""
+        raise ValueError(f"larger than {limit // 2**20} MB {size}(the bound on a file agentrun reads)")
+    return data.decode("utf-8")
+
+
+def read_json_file(path: Path, *, limit: int = JSON_FILE_LIMIT) -> Any:
+    """A JSON file (gzip or not), read within ``limit`` bytes and parsed by ``strict_loads``."""
+    return strict_loads(_read_bounded(path, limit))
+
+
+def read_jsonl(path: Path, *, limit: int = JSON_FILE_LIMIT) -> list[Any]:
+    """Every non-blank line of a JSONL file, parsed (``strict_loads``), in order; the file
+    read within ``limit`` bytes as ``read_json_file`` reads one."""
+    return [strict_loads(line) for line in split_lines(_read_bounded(path, limit)) if line.strip()]
 
 
 class LineBuffer:

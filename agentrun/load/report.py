@@ -8,7 +8,6 @@ names and shows both values and the ratio B / A.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentrun.errors import UserError
-from agentrun.lines import json_line, json_text
+from agentrun.lines import json_line, json_text, read_json_file
 from agentrun.load.records import RequestRecord
 from agentrun.secrets import scrub_data
 
@@ -44,7 +43,7 @@ def read_load(spec: str) -> dict[str, Any]:
     if path.is_dir():
         path = path / "load.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path)
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot read the load result {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:

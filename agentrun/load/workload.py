@@ -20,7 +20,6 @@ incremental form; ``agentrun load --replay`` also takes a results folder, a run 
 from __future__ import annotations
 
 import gzip
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentrun.errors import UserError
-from agentrun.lines import json_text
+from agentrun.lines import json_text, read_json_file
 from agentrun.messages import Message
 
 FORMAT = "agentrun-workload/1"
@@ -160,8 +159,7 @@ def _openai_tools(tools: list[Any]) -> list[dict[str, Any]]:
 
 def _read_workload_file(path: Path) -> list[RecordedSession]:
     try:
-        raw = path.read_bytes()
-        data = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+        data = read_json_file(path)  # bounded: a gzip bomb, deep nesting or NaN is one line
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot read the workload {path}: {exc}") from None
     if isinstance(data, dict) and data.get("format") == FORMAT:

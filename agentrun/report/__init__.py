@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentrun.errors import AgentrunError, UserError
-from agentrun.lines import clean
+from agentrun.lines import clean, read_json_file
 
 REPORT_NAME = "report.html"
 MAX_SESSION_PAGES = 200  # a bigger live load's other sessions: `agentrun report RUN_DIR` each
@@ -54,8 +54,6 @@ def write_report(paths: list[Path], out: Path | None = None) -> Path:
 
 def run_folders_inside(folder: Path) -> list[Path]:
     """The run folders a compare (its trials) or a live load (its sessions) holds, to get pages."""
-    import json
-
     from agentrun.report.sources import kind_of
 
     kind = kind_of(folder)
@@ -66,7 +64,8 @@ def run_folders_inside(folder: Path) -> list[Path]:
 
         return trial_folders(read_job(folder))[:MAX_SESSION_PAGES]
     if kind == "load":
-        sessions = json.loads((folder / "load.json").read_text(encoding="utf-8")).get("sessions") or []
+        document = read_json_file(folder / "load.json")
+        sessions = (document.get("sessions") if isinstance(document, dict) else None) or []
         dirs = [Path(s["run_dir"]) for s in sessions if isinstance(s, dict) and s.get("run_dir")]
         return [d for d in dirs if (d / "result.json").is_file()][:MAX_SESSION_PAGES]
     return []

@@ -79,7 +79,7 @@ def folder_of(path: Path) -> Path:
 
 def _read_json(path: Path) -> Any:
     try:
-        return lines.loads(path.read_text(encoding="utf-8"))
+        return lines.read_json_file(path)  # bounded: size, nesting, numbers (agentrun.lines)
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: cannot read it as JSON ({exc})") from None
 

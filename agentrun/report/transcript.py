@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrun.errors import AgentrunError
+from agentrun.lines import strict_loads
 
 MAX_TEXT = 20_000  # characters of one value kept on the page; the trajectory has all of it
 MAX_DIFF = 60_000  # characters of one turn's workspace diff
@@ -80,7 +81,7 @@ def pretty_call(name: str, arguments: Any) -> str:
         )
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = strict_loads(arguments)  # a model's 50,000-deep "arguments" stay text
         except ValueError:
             return f"{name}\n{arguments}"
     return f"{name}\n{json.dumps(arguments, indent=2, ensure_ascii=False)}"
