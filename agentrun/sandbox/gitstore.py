@@ -4,14 +4,14 @@
 
     blobs, trees, commit ──zlib──► <git_dir>/objects/ab/cdef...   (loose objects, each written
                                                                   to a temporary file, then renamed)
-    refs/heads/main ◄── "<sha>\\n" written to main.lock, then renamed over it
+    refs/heads/main ◄── "<sha>\\n" written over the old value in one pwrite
 
 A ``git fast-import`` per turn cost 25-30 ms (its start-up and pack writing), a persistent one
 8-16 ms per ``checkpoint``; writing the few new objects here costs well under a millisecond.
-Every write is a rename of a complete file, so a host killed mid-commit leaves the last
-commit as it was (at worst an unreferenced object). The format is git's own loose-object
-format (``"<kind> <size>\\0" + data``, zlib-deflated, named by its SHA-1); ``git fsck --strict``
-accepts what is written here (``tests/unit/test_workspace_index.py``).
+Every object is a complete file renamed into place and the ref moves last, so a host killed
+mid-commit leaves the last commit as it was (at worst an unreferenced object). The format is
+git's own loose-object format (``"<kind> <size>\\0" + data``, zlib-deflated, named by its
+SHA-1); ``git fsck --strict`` accepts what is written here (``tests/unit/test_workspace_index.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 
 REF = "refs/heads/main"
 _DIR_MODE = 0o40000
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
 
 def object_sha(kind: bytes, data: bytes) -> str:
@@ -33,15 +34,20 @@ def object_sha(kind: bytes, data: bytes) -> str:
 def write_object(git_dir: Path, kind: bytes, data: bytes, sha: str | None = None) -> str:
     """Store one object (loose) unless it is there already; its sha."""
     sha = sha or object_sha(kind, data)
-    folder = git_dir / "objects" / sha[:2]
-    path = folder / sha[2:]
-    if path.exists():
+    folder = os.path.join(git_dir, "objects", sha[:2])
+    path = os.path.join(folder, sha[2:])
+    if os.path.exists(path):
         return sha
-    folder.mkdir(exist_ok=True)
-    temporary = folder / f"tmp_obj_{os.getpid()}_{sha[2:10]}"
-    with open(temporary, "wb") as fh:
-        fh.write(zlib.compress(b"%b %d\0" % (kind, len(data)) + data, 1))
-    os.chmod(temporary, 0o444)
+    temporary = os.path.join(folder, f"tmp_obj_{os.getpid()}_{sha[2:10]}")
+    try:
+        fd = os.open(temporary, _CREATE, 0o444)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(temporary, _CREATE, 0o444)
+    try:
+        os.write(fd, zlib.compress(b"%b %d\0" % (kind, len(data)) + data, 1))
+    finally:
+        os.close(fd)
     os.replace(temporary, path)
     return sha
 
@@ -104,10 +110,18 @@ def read_ref(git_dir: Path) -> str | None:
 
 
 def set_ref(git_dir: Path, sha: str) -> None:
-    """Point the branch at ``sha``: the new value is written whole, then renamed over the old."""
+    """Point the branch at ``sha``: its 41 bytes written over the old ones in one ``pwrite``.
+
+    Not a rename over the old file: ext4 (``auto_da_alloc``) flushes the new file to disk
+    before such a rename, which cost 2-3 ms a turn here, more than all the rest of the commit.
+    A ref is always 41 bytes and one small write reaches the page cache whole, so a reader or
+    a killed host never sees half of one."""
     ref = git_dir / REF
     ref.parent.mkdir(parents=True, exist_ok=True)
-    lock = ref.with_name(ref.name + ".lock")
-    with open(lock, "w") as fh:
-        fh.write(sha + "\n")
-    os.replace(lock, ref)
+    fd = os.open(ref, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        data = (sha + "\n").encode()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)

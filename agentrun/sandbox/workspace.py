@@ -138,6 +138,7 @@ class History:
         self.tree: dict[bytes, tuple[int, str]] = {}
         self._keys: dict[bytes, tuple[tuple[int, ...], str]] = {}  # path -> (stat key, blob sha)
         self._trees: set[str] = set()  # tree objects known stored
+        self._blobs: set[str] = set()  # the blobs of ``tree`` (stored)
 
     def commit_folder(self, workspace: Path, message: str, *, allow_empty: bool = False) -> str | None:
         """Commit the host folder as it is now if it differs from the last commit; the new sha, or None."""
@@ -160,7 +161,9 @@ class History:
         after: dict[bytes, tuple[int, str]] = {}
         keys: dict[bytes, tuple[tuple[int, ...], str]] = {}
         for entry in entries:
-            sha = entry.sha or gitstore.write_object(self.git_dir, b"blob", entry.data)
+            sha = entry.sha or gitstore.object_sha(b"blob", entry.data)
+            if sha not in self._blobs:  # the last commit's blobs are stored: no lookup for them
+                gitstore.write_object(self.git_dir, b"blob", entry.data, sha)
             after[entry.path] = (entry.mode, sha)
             key = entry.key if entry.sha is None else self._keys.get(entry.path, (None, ""))[0]
             if key is not None and key[5] < trusted_before:  # st_ctime_ns
@@ -173,6 +176,7 @@ class History:
         sha = gitstore.write_object(self.git_dir, b"commit", data)
         gitstore.set_ref(self.git_dir, sha)
         self.head, self.tree = sha, after
+        self._blobs = {blob for _mode, blob in after.values()}
         return sha
 
     def _reuse(self, path: bytes, key: tuple[int, ...]) -> str | None:
@@ -184,7 +188,7 @@ class History:
         current = gitstore.read_ref(self.git_dir)
         if current != self.head:
             self.head, self.tree = current, _tree_of(self.git_dir, current) if current else {}
-            self._keys = {}
+            self._keys, self._blobs = {}, {blob for _mode, blob in self.tree.values()}
 
 
 def _excluded_dir(name: bytes) -> bool:
