@@ -122,7 +122,9 @@ def run_comparison(
     With ``concurrency`` > 1 runs go in parallel; with ``kv_budget`` every model request first
     waits in an ``AdmissionGate`` until its prompt + output headroom fits the token budget.
     """
-    folder = create_unique_dir(base.results_dir, f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{base.task}")
+    folder = create_unique_dir(
+        base.results_dir, f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{Path(base.task).name}"
+    )
     faults = base.faults  # `--faults 0` means none; the replay model's default is the CLI's (fault_rate)
     seeds = [base.seed + i for i in range(trials)]
     gate = AdmissionGate(kv_budget) if kv_budget else None

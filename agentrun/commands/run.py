@@ -334,8 +334,10 @@ def compare_cmd(
     allow_task_privileges: _params.AllowTaskPrivileges = False,
 ) -> None:
     """Run direct and corrected mode on the same seeds and print one table."""
+    from agentrun.harbor.run import check_compose
+
     base = _run_config(name, {**locals(), "faults": faults or 0.0})
-    load_task(name)  # fail fast on an unknown task
+    check_compose(load_task(name), allow=allow_task_privileges, log=lambda _m: None)  # fail fast
     base = base.model_copy(update={"faults": _fault_rate(base, faults)})
     _compare(base, trials=trials, concurrency=concurrency, kv_budget=kv_budget, report=not no_report)
 

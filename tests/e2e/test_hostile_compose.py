@@ -125,3 +125,17 @@ def test_an_absurd_task_toml_value_is_one_line_about_it(
     assert len(errors) == 1 and says in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr and "Docker is not running" not in proc.stderr
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+@pytest.mark.parametrize(
+    "command", [("compare", "--trials", "1", "--no-report"), ("run", "--agent", "oracle")]
+)
+def test_compare_and_run_refuse_it_too_and_leave_nothing(
+    tmp_path: Path, docker_client: Any, command: tuple[str, ...]
+) -> None:
+    task, results = _task(tmp_path), tmp_path / "results"
+    proc = run_cli(command[0], str(task), *command[1:], "--results", str(results), timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    errors = proc.stderr.strip().splitlines()
+    assert len(errors) == 8 and errors[0] == "error: refused: compose service 'side': privileged: true"
+    assert not results.exists() and not (task / "environment" / "out").exists()
