@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentrun.errors import TaskError
 from agentrun.tasks import HealthcheckSection
 
@@ -78,7 +80,14 @@ def _healthcheck(raw: Any) -> HealthcheckSection | None:
     }
     if raw.get("retries") is not None:
         given["retries"] = int(raw["retries"])
-    return HealthcheckSection(command=command, **given)  # Docker's defaults otherwise (30 s, 3 tries)
+    try:
+        return HealthcheckSection(command=command, **given)  # Docker's defaults otherwise (30 s, 3 tries)
+    except ValidationError as exc:  # a duration past task.toml's bounds (tasks.Seconds): one line
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first["loc"])
+        raise TaskError(
+            f"compose main.healthcheck: {name} = {first.get('input')!r}: {first['msg']}"
+        ) from None
 
 
 def main_settings(model: Mapping[str, Any]) -> MainSettings:

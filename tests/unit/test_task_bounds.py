@@ -82,3 +82,13 @@ def test_more_cpus_than_the_engine_has_is_one_line_about_the_field(tmp_path: Pat
         check_cpus(task, _Engine(4))
     with pytest.raises(UserError, match=r"verifier.environment.cpus = 16 .* 8 CPUs"):
         check_cpus(task, _Engine(8))
+
+
+def test_an_absurd_compose_main_healthcheck_is_one_line_too() -> None:
+    from agentrun.harbor.compose_main import main_settings
+
+    model = {"services": {"main": {"healthcheck": {"test": ["CMD", "true"], "interval": "1000000h0m0s"}}}}
+    with pytest.raises(
+        TaskError, match=r"^compose main.healthcheck: interval_sec = 3600000000.0: Input should be"
+    ):
+        main_settings(model)
