@@ -41,7 +41,10 @@ NOTES = (
     "</tool_call>), so those three are tuning sources now, and a second held-out set was named before that "
     "work began: vllm-mlx, mlx-lm, tensorrt-llm. Second set, gathered after the fixes had landed and "
     "measured once: vllm-mlx 84/87, mlx-lm 33/36 (117/123, 95.1%), 0 false calls, 1 wrong-argument call "
-    "(a Qwen3-Coder value's last newline dropped), 0 cut-off copies run; tensorrt-llm not gathered yet."
+    "(a Qwen3-Coder value's last newline dropped), 0 cut-off copies run. Then set 2's misses were read "
+    "and fixed (key/value pairs under a family prefix, LongCat's; a pythonic call whose one argument is a "
+    "JSON object; Functionary v3's <|recipient|>; a Qwen3-Coder value's own last newline), so set 2 is "
+    "tuning too, and tensorrt-llm (set 3) was named held out before that work began."
 )
 
 

@@ -102,11 +102,11 @@ _INVOKE_PARAM_RE = re.compile(
 
 
 def _trim_value(value: str) -> str:
-    """Qwen3-Coder's template puts a newline after ``<parameter=p>`` and before its close."""
+    """Qwen3-Coder's template puts a newline after ``<parameter=p>`` and before its close; without
+    the first, a last newline is the value's own (a file's last line)."""
     if value.startswith("\n"):
         value = value[1:]
-    if value.endswith("\n"):
-        value = value[:-1]
+        return value[:-1] if value.endswith("\n") else value
     return value
 
 

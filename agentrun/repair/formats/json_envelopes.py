@@ -45,7 +45,7 @@ _OPEN_RE = {family: re.compile(pattern) for family, pattern, _ in _TAGGED}
 JSON_ENVELOPE_TOKENS = (
     r"<\|START_RESPONSE\|>|<\|END_RESPONSE\|>|<\|START_TEXT\|>|<\|END_TEXT\|>"
     r"|</(?:tool|tools|response|json|JSON|xml)>"
-    r"|<\|tools_prefix\|>|<\|tools_suffix\|>"
+    r"|<\|tools_prefix\|>|<\|tools_suffix\|>|<\|from\|>assistant\n?"
 )
 
 
@@ -140,8 +140,26 @@ def extract_functionary_v32(text: str) -> list[Found]:
     return found
 
 
+_RECIPIENT_RE = re.compile(r"<\|recipient\|>[ \t]*([A-Za-z_][\w.\-]*)\s*<\|content\|>(?=\s*\{)")
+
+
+def extract_functionary_v3(text: str) -> list[Found]:
+    """Functionary v3 (v2 template) ``<|from|>assistant\n<|recipient|>NAME\n<|content|>{json}``
+    (``all`` is the user, not a tool)."""
+    if "<|recipient|>" not in text:
+        return []
+    found: list[Found] = []
+    for m in _RECIPIENT_RE.finditer(text):
+        if m.group(1) == "all":
+            continue
+        body, end, closed = _body(text, m.end(), None)
+        found.append(Found(m.group(1), body.strip(), m.start(), end, "functionary_v3", closed=closed))
+    return found
+
+
 JSON_ENVELOPE_EXTRACTORS: tuple[Callable[[str], list[Found]], ...] = (
     *(_tagged(family, close) for family, _, close in _TAGGED),
     extract_apertus,
     extract_functionary_v32,
+    extract_functionary_v3,
 )

@@ -47,8 +47,22 @@ def _bad() -> Any:
     raise ValueError("** in a dict")
 
 
+def _positional_object(node: ast.Call) -> dict[str, Any] | None:
+    """``read({"file_path": "/tmp/a"})``: one JSON object as the only argument is the arguments."""
+    if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Dict):
+        return None
+    try:
+        value = _literal(node.args[0])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and all(isinstance(k, str) for k in value) else None
+
+
 def _one(node: ast.AST) -> tuple[str, dict[str, Any]] | None:
-    if not isinstance(node, ast.Call) or node.args:
+    if not isinstance(node, ast.Call):
+        return None
+    positional = _positional_object(node) if node.args else None
+    if node.args and positional is None:
         return None
     func = node.func
     if isinstance(func, ast.Name):
@@ -59,7 +73,7 @@ def _one(node: ast.AST) -> tuple[str, dict[str, Any]] | None:
         name = ast.unparse(func)  # grocery.orderIngredients: the dotted name is the tool's name
     else:
         return None
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = positional or {}
     for kw in node.keywords:
         if kw.arg is None:
             return None

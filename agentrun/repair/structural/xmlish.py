@@ -33,7 +33,11 @@ _ATTR_RE = re.compile(r"""([\w:.\-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'/]+))
 _ATTRS = r"""(?:\s+[\w:.\-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'/]+))*"""
 _OPEN_RE = re.compile(rf"<([A-Za-z_][\w:.\-]*)({_ATTRS})\s*(/?)>")
 _EQ_RE = re.compile(r"<(parameter|param|arg|argument)=([^>\n]+)>")
-_KV_RE = re.compile(r"<(arg_key|key)>(.*?)</\1>\s*<(arg_value|value)>(.*?)(</\3>|\Z)", re.DOTALL)
+# GLM's pairs, and the same pairs under a family prefix (LongCat's <longcat_arg_key>)
+_KV_RE = re.compile(
+    r"<((?:[a-z]+_)?arg_key|key)>(.*?)</\1>\s*<((?:[a-z]+_)?arg_value|value)>(.*?)(</\3>|\Z)", re.DOTALL
+)
+_KV_OPEN_RE = re.compile(r"<(?:[a-z]+_)?arg_key>")
 
 _CALL_TAGS = frozenset(
     [
@@ -233,7 +237,8 @@ def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
     body, its ``<tool_call>`` dropped or never written)."""
     found: list[Found] = []
     pos = 0
-    while (at := text.find("<arg_key>", pos)) >= 0:
+    while (opened := _KV_OPEN_RE.search(text, pos)) is not None:
+        at = opened.start()
         pos = at + 1
         name = _KV_NAME_RE.search(text, max(0, at - 80), at)
         if name is None or any(f.start <= at < f.end for f in taken):
@@ -248,7 +253,7 @@ def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
                 end += 1
         if not args:
             continue
-        if text.startswith(("<arg_", "<key>", "<value>"), end):
+        if _KV_OPEN_RE.match(text, end) or text.startswith(("<arg_", "<key>", "<value>"), end):
             closed = False  # a pair begun and cut off
         found.append(Found(name.group(1), args, name.start(), end, "xmlish_kv", closed=closed))
         pos = end
@@ -288,6 +293,6 @@ def extract_invocations(text: str, known: Names) -> list[Found]:
             continue
         found.append(call)
         pos = max(call.end, m.end())
-    if "<arg_key>" in text:
+    if "arg_key>" in text:
         found = sorted(found + _kv_calls(text, known, found), key=lambda f: f.start)
     return _wrapped(text, found)
