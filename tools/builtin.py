@@ -92,8 +92,8 @@ def _real_path(path: str) -> str:
         os.close(fd)
 
 
-def resolve(path: str) -> str:
-    """Turn a tool's path argument into an absolute path inside the workspace, or refuse."""
+def _joined(path: str) -> tuple[str, str]:
+    """The workspace root and ``path`` joined to it (not resolved), or refuse."""
     root = workspace()
     if not isinstance(path, str) or not path.strip():
         raise ToolFailure("validation", "path must be a non-empty string")
@@ -102,6 +102,12 @@ def resolve(path: str) -> str:
     joined = os.path.normpath(os.path.join(root, path))
     if not _inside(joined, root):
         raise ToolFailure("path", f"{path!r} is outside the workspace {root}; use paths inside it")
+    return root, joined
+
+
+def resolve(path: str) -> str:
+    """Turn a tool's path argument into an absolute path inside the workspace, or refuse."""
+    root, joined = _joined(path)
     real = _real_path(joined)
     if not _inside(real, root):
         raise ToolFailure("path", f"{path!r} resolves (through a symlink) to {real}, outside the workspace")
@@ -236,16 +242,11 @@ def read_file(path: str, start_line: int | None = None, end_line: int | None = N
         start_line: First line to return, counting from 1. Omit to start at the top.
         end_line: Last line to return, inclusive. Omit to read to the end.
     """
-    full = resolve(path)
     if start_line is not None and start_line < 1:
         raise ToolFailure("validation", f"start_line must be 1 or more, got {start_line}")
     if end_line is not None and start_line is not None and end_line < start_line:
         raise ToolFailure("validation", f"end_line ({end_line}) is before start_line ({start_line})")
-    try:
-        with open(full, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise _os_failure(exc, full) from None
+    full, data = _read_inside(path)
     text = data.decode("utf-8", errors="replace")
     if start_line is None and end_line is None:
         lines_total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -268,6 +269,38 @@ def read_file(path: str, start_line: int | None = None, end_line: int | None = N
             "validation", f"lines {first}-{end_line} are over {MAX_READ_BYTES} bytes; ask for fewer"
         )
     return chosen
+
+
+def _read_inside(path: str) -> tuple[str, bytes]:
+    """The real path and the bytes of a file inside the workspace. The path is opened once
+    (``O_PATH``: nothing is read, no FIFO blocks), where that descriptor really is is checked
+    (``/proc/self/fd``), and only then is the same file opened to be read: no symlink swapped
+    in between can point the read elsewhere, in half the syscalls of ``resolve`` and ``open``
+    (each costs several microseconds in the sandbox)."""
+    root, joined = _joined(path)
+    try:
+        where = os.open(joined, os.O_PATH | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _os_failure(exc, resolve(path)) from None  # resolve refuses a link out first
+    real = joined
+    try:
+        real = os.readlink(f"/proc/self/fd/{where}")
+        if not _inside(real, root):
+            raise ToolFailure(
+                "path", f"{path!r} resolves (through a symlink) to {real}, outside the workspace"
+            )
+        fd = os.open(f"/proc/self/fd/{where}", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _os_failure(exc, real) from None
+    finally:
+        os.close(where)
+    return real, b"".join(chunks)
 
 
 @facts(aliases=("create_file", "write_to_file", "save_file", "write", "create"), editor_commands=("create",))

@@ -91,6 +91,29 @@ def test_symlinks_out_of_the_workspace_are_refused(tools: ModuleType, ws: Path, 
     assert tools.read_file("inner_link.txt") == "fine"
 
 
+def test_a_link_to_a_fifo_outside_is_refused_without_opening_it(
+    tools: ModuleType, ws: Path, tmp_path: Path
+) -> None:
+    """``read_file`` checks where the path really is before it opens it to read: a FIFO outside
+    the workspace would block the runtime at the open."""
+    import threading
+
+    os.mkfifo(tmp_path / "pipe")
+    (ws / "link").symlink_to(tmp_path / "pipe")
+    outcome: list[str] = []
+
+    def read() -> None:
+        try:
+            tools.read_file("link")
+        except tools.ToolFailure as exc:
+            outcome.append(exc.kind)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert outcome == ["path"]
+
+
 def test_list_files_globs_and_skips_git(tools: ModuleType, ws: Path) -> None:
     for rel in ("a.py", "pkg/b.py", "pkg/deep/c.py", "pkg/d.txt", ".git/config"):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
