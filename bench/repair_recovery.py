@@ -44,7 +44,10 @@ NOTES = (
     "(a Qwen3-Coder value's last newline dropped), 0 cut-off copies run. Then set 2's misses were read "
     "and fixed (key/value pairs under a family prefix, LongCat's; a pythonic call whose one argument is a "
     "JSON object; Functionary v3's <|recipient|>; a Qwen3-Coder value's own last newline), so set 2 is "
-    "tuning too, and tensorrt-llm (set 3) was named held out before that work began."
+    "tuning too, and tensorrt-llm (set 3) was named held out before that work began. Set 3, gathered "
+    "after those fixes had landed and measured once: 89/96 (92.7%), 0 false calls, 1 wrong-argument call "
+    "(a GLM value holding a literal </tool_call> cut at it), 5 malformed outputs repaired that TensorRT-LLM "
+    "refuses, 0 cut-off copies run."
 )
 
 
@@ -56,7 +59,7 @@ def _row(name: str, t: Tally, held: bool) -> str:
         role = f"tuning (held out first: {WAS_HELD_OUT[name]})"
     return (
         f"| {name} | {role} | {t.recovered}/{t.positives} | {rate} | {t.negatives} | "
-        f"{len(t.false_calls)} | {len(t.wrong_args)} | {len(t.cut_ran)} | {missed} |"
+        f"{len(t.false_calls)} | {len(t.wrong_args)} | {len(t.repaired)} | {len(t.cut_ran)} | {missed} |"
     )
 
 
@@ -68,6 +71,7 @@ def _total(tallies: list[Tally]) -> Tally:
         out.negatives += t.negatives
         out.false_calls += t.false_calls
         out.wrong_args += t.wrong_args
+        out.repaired += t.repaired
         out.cut_ran += t.cut_ran
         out.missed += t.missed
     return out
@@ -83,15 +87,18 @@ def render(tallies: dict[str, Tally], seconds: float) -> str:
         f"{platform.python_version()}, {seconds:.1f} s. Recovered: the calls come out exactly (names, "
         "arguments, order). False calls: cases where a call ran to a tool the model did not call (any call "
         "from a negative: prose and code that only mention tools, cut-off calls). Wrong arguments: a call the "
-        "model made, run with arguments other than the test expects. Cut-off ran: copies cut inside the last call that ran a "
+        "model made, run with arguments other than the test expects. Repaired malformed: a call run from an "
+        "output the source's test calls malformed and its own parser refuses (a typo in a tag, Python quotes, "
+        "ASCII bars for DeepSeek's full-width ones); the repair reads those on purpose. Cut-off ran: copies cut inside the last call that ran a "
         "call (with `finish_reason=length`) or one the whole text does not hold. **Held out** "
         f"({', '.join(HELD_OUT)}): sources whose tests were not read while the readers were written or "
         "tuned; measured, never tuned on.",
         "",
         NOTES,
         "",
-        "| source | role | recovered | rate | negatives | false calls | wrong arguments | cut-off ran | missed |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| source | role | recovered | rate | negatives | false calls | wrong arguments | repaired malformed | "
+        "cut-off ran | missed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     held = {s: t for s, t in tallies.items() if s in HELD_OUT}
     tuning = {s: t for s, t in tallies.items() if s not in HELD_OUT}

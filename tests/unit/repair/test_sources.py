@@ -61,6 +61,15 @@ def test_sources_held_out_until_measured_recover_their_calls(tallies: dict[str, 
     assert sum(t.recovered for t in was) / positives >= 0.95
 
 
+def test_held_out_source_recovers_most_calls(tallies: dict[str, Tally]) -> None:
+    """The held-out figure (BENCHMARKS.md "Repair recovery by source"), measured once: tensorrt-llm
+    89/96 (92.7%). The issue's goal is 98%; the floor catches a regression."""
+    held = [tallies[s] for s in HELD_OUT]
+    positives = sum(t.positives for t in held)
+    assert positives >= 90 and sum(t.negatives for t in held) >= 40
+    assert sum(t.recovered for t in held) / positives >= 0.9
+
+
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
     assert {s: t.false_calls for s, t in tallies.items() if t.false_calls} == {}
 
