@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrun.gateway.reply import ReplyParts, call_deltas, reply_parts, unshown
+from agentrun.lines import json_line
 from agentrun.messages import Completion
 from agentrun.model import _Assembly as Assembly
 from agentrun.policy import CorrectedPolicy
@@ -26,6 +27,7 @@ from agentrun.toolset import ToolSpec
 __all__ = ["Finished", "StreamCorrector"]
 
 _PASSED = ("role", "reasoning", "reasoning_content")
+_HEAD_KEYS = ("id", "created", "model", "system_fingerprint")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class StreamCorrector:
         self.tools, self.max_tokens, self.started_at = tools, max_tokens, started_at
         self.assembly = Assembly(t0=t0)
         self.head: dict[str, Any] = {"object": "chat.completion.chunk"}
+        self._head_key: tuple[Any, ...] | None = None
+        self._prefix = self._suffix = b""
         self._pieces: list[str] = []
         self._length = 0
         self.shown = 0  # characters of content already sent
@@ -59,17 +63,29 @@ class StreamCorrector:
             self._pieces = ["".join(self._pieces)]
         return self._pieces[0] if self._pieces else ""
 
-    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    def chunk(self, delta: dict[str, Any] | None, finish_reason: str | None = None) -> dict[str, Any]:
         """A chunk in the upstream's own id, created and model, holding one delta."""
         return {
             **self.head,
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
         }
 
+    def event(self, delta: dict[str, Any]) -> bytes:
+        """``chunk(delta)`` as an SSE event: the part around the delta encoded once per stream
+        (again only when the upstream changes its id, created or model), not per chunk."""
+        key = tuple(self.head.get(k) for k in _HEAD_KEYS)
+        if key != self._head_key:
+            self._head_key = key
+            text = json_line(self.chunk(None), separators=(",", ":"))
+            before, _, after = text.rpartition('"delta":null')
+            self._prefix, self._suffix = f'data: {before}"delta":'.encode(), f"{after}\n\n".encode()
+        return self._prefix + json_line(delta, separators=(",", ":")).encode() + self._suffix
+
     def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
-        """The chunks to send the client now for this upstream chunk (often one, often none)."""
+        """The deltas to send the client now for this upstream chunk (often one, often none);
+        ``event`` writes each as the chunk it is."""
         self.assembly.feed(chunk)
-        for key in ("id", "created", "model", "system_fingerprint"):
+        for key in _HEAD_KEYS:
             if chunk.get(key) is not None:
                 self.head[key] = chunk[key]
         out = []
@@ -83,7 +99,7 @@ class StreamCorrector:
             if release or "role" in passed:
                 passed["content"] = release
             if passed:
-                out.append(self.chunk(passed))
+                out.append(passed)
         return out
 
     def _release(self, piece: str) -> str:

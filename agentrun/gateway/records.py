@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import queue
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -162,6 +164,9 @@ class Recorder:
         self._metrics_url = config.metrics_url or f"{config.upstream_root}/metrics"
         self._explicit_metrics = config.metrics_url is not None
         self._seq = 0
+        self._queue: queue.SimpleQueue[tuple[Exchange, dict[str, str]] | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._drain, name="agentrun-gateway-records", daemon=True)
+        self._writer.start()
 
     async def find_metrics(self) -> None:
         """Use the server's counters when ``--metrics-url`` or the upstream's ``/metrics`` answers."""
@@ -188,12 +193,19 @@ class Recorder:
             exchange.server_delta = delta(exchange.server_before, now) if now is not None else None
 
     def write(self, exchange: Exchange, headers: Mapping[str, str]) -> None:
-        """The request's JSONL line and span; never raises (a full disk must not end the gateway)."""
-        try:
-            self._line(exchange)
-            self._span(exchange, headers)
-        except Exception as exc:  # recording is best effort; serving goes on
-            log.warning("gateway: could not record request %s: %s", exchange.request_id, exc)
+        """Queue the request's JSONL line and span for the recorder's thread: encoding and
+        scrubbing them takes a millisecond or two, which on the event loop every other stream
+        would wait for (``bench/gateway_overhead.py``). ``close()`` writes what is queued."""
+        self._queue.put((exchange, dict(headers)))
+
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not None:
+            exchange, headers = item
+            try:
+                self._line(exchange)
+                self._span(exchange, headers)
+            except Exception as exc:  # recording is best effort (a full disk must not end the gateway)
+                log.warning("gateway: could not record request %s: %s", exchange.request_id, exc)
 
     def _line(self, x: Exchange) -> None:
         completion = x.completion
@@ -244,7 +256,12 @@ class Recorder:
             server_delta=x.server_delta,
         )
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Write what is queued (bounded in time), then close the file and flush the spans."""
+        self._queue.put(None)
+        self._writer.join(timeout_s)
+        if self._writer.is_alive():
+            log.warning("gateway: records still queued after %s s were not written", timeout_s)
         self.trajectory.close()
         self.observer.flush()
 

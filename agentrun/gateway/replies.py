@@ -23,7 +23,7 @@ from aiohttp import web
 from agentrun.gateway.corrector import Finished, StreamCorrector
 from agentrun.gateway.errors import UpstreamFailure
 from agentrun.gateway.records import Exchange
-from agentrun.gateway.sse import DONE, LineTap, StreamBroken, encode, upstream_chunks
+from agentrun.gateway.sse import DONE, LineTap, StreamBroken, encode, upstream_batches
 from agentrun.gateway.upstream import Opened, Upstream
 from agentrun.messages import Attempt, Completion, Message, Timings, ToolCall
 from agentrun.model import _Assembly as Assembly
@@ -138,11 +138,16 @@ async def _stream(
     out: _Out, opened: Opened, corrector: StreamCorrector, exchange: Exchange, include_usage: bool
 ) -> web.StreamResponse:
     clock = _Clock(exchange, exchange.t_in)
-    async for chunk in upstream_chunks(opened.response, corrector.assembly):
-        for piece in corrector.feed(chunk):
-            delta = piece["choices"][0]["delta"]
-            clock.saw(delta)
-            await out.write(encode(piece), output=_is_output(delta))
+    async for batch in upstream_batches(opened.response, corrector.assembly):
+        events: list[bytes] = []
+        output = False
+        for chunk in batch:
+            for delta in corrector.feed(chunk):
+                clock.saw(delta)
+                events.append(corrector.event(delta))
+                output = output or _is_output(delta)
+        if events:  # what arrived together goes out in one write
+            await out.write(b"".join(events), output=output)
     finished = corrector.finish()
     _record(exchange, finished)
     for piece in finished.chunks:
@@ -162,8 +167,9 @@ def _is_output(delta: dict[str, Any]) -> bool:
 
 
 async def _collect(opened: Opened, corrector: StreamCorrector, exchange: Exchange) -> web.Response:
-    async for chunk in upstream_chunks(opened.response, corrector.assembly):
-        corrector.feed(chunk)
+    async for batch in upstream_batches(opened.response, corrector.assembly):
+        for chunk in batch:
+            corrector.feed(chunk)
     finished = corrector.finish()
     _record(exchange, finished)
     parts = finished.parts

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ log = logging.getLogger("agentrun.gateway")
 __all__ = ["GatewayHandle", "default_results", "serve", "start"]
 
 _PARENT_POLL_S = 1.0
+_SWITCH_INTERVAL_S = 0.0005
 
 
 def default_results() -> Path:
@@ -98,6 +100,9 @@ def serve(
     config: GatewayConfig, *, on_ready: Callable[[str, Path], None] | None = None, watch_parent: bool = True
 ) -> None:
     """Serve until SIGINT/SIGTERM or the parent's end; ``on_ready(base_url, results)`` once listening."""
+    # the records are written on a thread of their own: the event loop waits at most this long
+    # for the GIL when it wakes while they are (Python's default, 5 ms, is most of a TTFT)
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
     loop = _loop()
     running = _Running(config)
     stop = asyncio.Event()

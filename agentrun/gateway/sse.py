@@ -12,11 +12,11 @@ from typing import Any
 
 import aiohttp
 
-from agentrun.lines import json_line, loads
+from agentrun.lines import SSE_LINE_LIMIT, LineBuffer, LineTooLong, json_line, loads
 from agentrun.messages import RetryCause
 from agentrun.model import _Assembly as Assembly
 
-__all__ = ["DONE", "LineTap", "StreamBroken", "encode", "upstream_chunks"]
+__all__ = ["DONE", "LineTap", "StreamBroken", "encode", "upstream_batches"]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -59,28 +59,41 @@ def parse_line(line: bytes) -> dict[str, Any] | bool | None:
     return chunk
 
 
-async def upstream_chunks(
+async def upstream_batches(
     response: aiohttp.ClientResponse, assembly: Assembly
-) -> AsyncIterator[dict[str, Any]]:
-    """The JSON chunks of the upstream's stream up to ``[DONE]`` (``assembly.done`` set then).
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """The JSON chunks of the upstream's stream up to ``[DONE]`` (``assembly.done`` set then),
+    one list per read from the socket: what arrived together is answered with one write.
 
     A body that breaks or ends early raises ``StreamBroken``, unless the reply was already
     complete (finish reason and usage: only ``[DONE]`` was lost, as ``agentrun.model`` accepts).
     """
+    buffer = LineBuffer(limit=SSE_LINE_LIMIT)
     try:
-        async for line in response.content:
-            parsed = parse_line(line.rstrip(b"\r\n"))
-            if parsed is True:
-                assembly.done = True
-                return
-            if parsed:
-                yield parsed
+        async for data in response.content.iter_any():
+            batch: list[dict[str, Any]] = []
+            for line in buffer.feed(data):
+                parsed = parse_line(line)
+                if parsed is True:
+                    assembly.done = True
+                    if batch:
+                        yield batch
+                    return
+                if parsed:
+                    batch.append(parsed)
+            if batch:
+                yield batch
     except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
         if assembly.complete:
             return
         raise StreamBroken(
             "reset_during_stream", f"the upstream's stream broke: {type(exc).__name__}: {exc}"
         ) from None
+    except LineTooLong as exc:
+        raise StreamBroken("invalid_sse", f"the upstream's stream: {exc}") from None
+    last = [p for p in map(parse_line, buffer.end()) if isinstance(p, dict)]
+    if last:
+        yield last
     if not assembly.complete:
         raise StreamBroken("incomplete_stream", "the upstream's stream ended before the reply was complete")
 
