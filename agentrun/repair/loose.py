@@ -50,7 +50,14 @@ def extract_fenced_json(text: str) -> list[Found]:
     return found
 
 
-_JSON_START_RE = re.compile(r"(?:\[\s*)?\{\s*[\"'](?:name|function|tool_calls|tool_name)[\"']\s*:")
+_JSON_START_RE = re.compile(r"\{\s*[\"'](?:name|function|tool_calls|tool_name)[\"']\s*:")
+_LIST_BEFORE_RE = re.compile(r"\[\s*$")
+
+
+def _json_start(text: str, at: int) -> int:
+    """Where the JSON starts: its ``{``, or the ``[`` of a list that opens right before it."""
+    before = _LIST_BEFORE_RE.search(text, max(0, at - 40), at)
+    return before.start() if before else at
 
 
 def extract_bare_json(text: str) -> list[Found]:
@@ -61,11 +68,11 @@ def extract_bare_json(text: str) -> list[Found]:
         m = _JSON_START_RE.search(text, pos)
         if m is None:
             return found
-        end = balanced_end(text, m.start())
+        start = _json_start(text, m.start()) if pos <= m.start() else m.start()
+        start = max(start, pos)
+        end = balanced_end(text, start)
         stop = end if end is not None else len(text)
-        got = json_calls(
-            text[m.start() : stop], m.start(), stop, "json", strict=False, closed=end is not None
-        )
+        got = json_calls(text[start:stop], start, stop, "json", strict=False, closed=end is not None)
         found.extend(got)
         pos = stop if got else m.start() + 1
 

@@ -67,10 +67,33 @@ def _body(text: str, pos: int, close: str | None) -> tuple[str, int, bool]:
     return text[pos:], len(text), False
 
 
+def _needle(pattern: str) -> str:
+    """The literal text every match of ``pattern`` starts with (a lookbehind aside), for a fast
+    ``in`` test: a long reply with no marker in it is not scanned by the regex at all."""
+    pattern = re.sub(r"^\(\?<!.*?\)", "", pattern)
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch in ".^$*+?{}[]()|\\":
+            break
+        out.append(ch)
+        i += 1
+    literal = "".join(out)
+    return literal if len(literal) >= 3 and not literal[-1:].isspace() else ""
+
+
 def _tagged(family: str, close: str | None) -> Callable[[str], list[Found]]:
     pattern = _OPEN_RE[family]
+    needle = _needle(pattern.pattern)
 
     def extract(text: str) -> list[Found]:
+        if needle and needle not in text:
+            return []
         found: list[Found] = []
         pos = 0
         while (m := pattern.search(text, pos)) is not None:
@@ -127,7 +150,12 @@ _FUNCTIONARY_RE = re.compile(r"(?:>>>|^\s*)([A-Za-z_][\w.\-]*)[ \t]*\n(?=\s*\{)"
 def extract_functionary_v32(text: str) -> list[Found]:
     """Functionary v3.2 ``>>>NAME\\n{json}`` (``>>>all`` is text for the user, not a call)."""
     found: list[Found] = []
-    for m in _FUNCTIONARY_RE.finditer(text):
+    if ">>>" in text:
+        matches = list(_FUNCTIONARY_RE.finditer(text))
+    else:  # only the unmarked first call, at the very start, is left to find
+        first = _FUNCTIONARY_RE.match(text)
+        matches = [first] if first else []
+    for m in matches:
         if m.group(1) == "all":
             continue
         body, end, closed = _body(text, m.end(), None)
