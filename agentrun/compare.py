@@ -115,12 +115,14 @@ def run_comparison(
     on_run: Callable[[RunResult], None] | None = None,
     concurrency: int = 1,
     kv_budget: int | None = None,
+    runner: Callable[..., RunResult] | None = None,
     **run_kwargs: Any,
 ) -> tuple[Comparison, Path]:
     """Run both modes ``trials`` times (seeds base.seed, base.seed+1, ...); write compare.json.
 
     With ``concurrency`` > 1 runs go in parallel; with ``kv_budget`` every model request first
     waits in an ``AdmissionGate`` until its prompt + output headroom fits the token budget.
+    ``runner`` runs each trial in place of ``run_task`` (``RaySessions.run``: on a Ray cluster).
     """
     folder = create_unique_dir(
         base.results_dir, f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{Path(base.task).name}"
@@ -130,7 +132,9 @@ def run_comparison(
     gate = AdmissionGate(kv_budget) if kv_budget else None
     try:
         with shared_endpoint(base) as base:  # e.g. one local model server for every trial
-            runs = _run_all(base, seeds, faults, folder, gate, concurrency, on_run, run_kwargs)
+            runs = _run_all(
+                base, seeds, faults, folder, gate, concurrency, on_run, runner or run_task, run_kwargs
+            )
     except BaseException:
         with contextlib.suppress(OSError):  # kept if any run left something in it
             folder.rmdir()
@@ -165,6 +169,7 @@ def _run_all(
     gate: AdmissionGate | None,
     concurrency: int,
     on_run: Callable[[RunResult], None] | None,
+    runner: Callable[..., RunResult],
     run_kwargs: dict[str, Any],
 ) -> list[RunResult]:
     configs = [
@@ -174,7 +179,7 @@ def _run_all(
     ]
 
     def one(config: RunConfig) -> RunResult:
-        result = run_task(config, gate=gate, **run_kwargs)
+        result = runner(config, gate=gate, **run_kwargs)
         if on_run:
             on_run(result)
         return result

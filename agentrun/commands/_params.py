@@ -166,3 +166,8 @@ DockerHosts = Annotated[
         callback=docker_hosts,
     ),
 ]
+
+RayTrials = Annotated[
+    str | None,
+    typer.Option("--ray", help="run each trial as a Ray task on this cluster (auto, ray://HOST:10001)"),
+]

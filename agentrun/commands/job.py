@@ -39,9 +39,6 @@ JobDir = Annotated[
     ),
 ]
 Patterns = Annotated[list[str] | None, typer.Option(help="task name pattern (fnmatch); repeatable")]
-RayAddress = Annotated[
-    str | None, typer.Option(help="run each trial as a Ray task on this cluster (auto, ray://HOST:10001)")
-]
 
 
 def job_table(ledger: Any) -> Table:
@@ -100,16 +97,6 @@ def _folder(job: Path | None, results: Path) -> Path:
     return (results / f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}").resolve()
 
 
-def _runner(ray: str | None) -> Any:
-    """``run_task``, or the same run as a Ray task on a cluster (``load --ray``'s path)."""
-    if ray is None:
-        return None
-    from agentrun.commands.load import _ray
-    from agentrun.load.ray_run import RaySessions
-
-    return RaySessions(_ray(ray), kv_budget=None).run
-
-
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
@@ -134,7 +121,7 @@ def register(app: typer.Typer) -> None:
         image_map: ImageMap = None,
         image_map_file: ImageMapFile = None,
         docker_host: _params.DockerHosts = None,
-        ray: RayAddress = None,
+        ray: _params.RayTrials = None,
         allow_task_privileges: _params.AllowTaskPrivileges = False,
         no_report: Annotated[bool, typer.Option("--no-report", help="do not write the job's pages")] = False,
     ) -> None:
@@ -146,8 +133,6 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
         if mode not in ("direct", "corrected"):
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
-        if ray and docker_host:
-            raise UserError("--ray and --docker-host: each Ray node runs its trials on its own engine")
         names = _task_names(dirs, include or [], exclude or [], allow=allow_task_privileges)
         base = RunConfig(
             task=next(iter(names.values())),
@@ -165,7 +150,10 @@ def register(app: typer.Typer) -> None:
         spec = JobSpec(
             tasks=names, trials=trials, agent=agent, mode=mode, model=model, infra_retries=infra_retries
         )
-        _execute(Ledger.open(_folder(job, results), spec), base, _runner(ray), concurrency, not no_report)
+        from agentrun.commands.load import ray_runner
+
+        runner = ray_runner(ray, None, docker_host)  # a cluster that does not answer: before any folder
+        _execute(Ledger.open(_folder(job, results), spec), base, runner, concurrency, not no_report)
 
 
 def _task_names(dirs: list[Path], include: list[str], exclude: list[str], *, allow: bool) -> dict[str, str]:

@@ -49,6 +49,17 @@ def _ray(address: str | None) -> Any:
     return RayOptions(address=address)
 
 
+def ray_runner(address: str | None, kv_budget: int | None, docker_hosts: list[str] | None) -> Any:
+    """``run_task``'s stand-in that runs each run as a Ray task (``load --ray``'s path), or None."""
+    if address is None:
+        return None
+    if docker_hosts:
+        raise UserError("--ray and --docker-host: each Ray node runs its sandboxes on its own engine")
+    from agentrun.load.ray_run import RaySessions
+
+    return RaySessions(_ray(address), kv_budget).run
+
+
 def _check_reachable(address: str) -> None:
     """An address nothing listens on is one line now, not minutes of Ray retrying its GCS."""
     import socket

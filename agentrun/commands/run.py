@@ -332,6 +332,7 @@ def compare_cmd(
     no_report: NoReport = False,
     docker_host: _params.DockerHosts = None,
     allow_task_privileges: _params.AllowTaskPrivileges = False,
+    ray: _params.RayTrials = None,
 ) -> None:
     """Run direct and corrected mode on the same seeds and print one table."""
     from agentrun.harbor.run import check_compose
@@ -339,7 +340,13 @@ def compare_cmd(
     base = _run_config(name, {**locals(), "faults": faults or 0.0})
     check_compose(load_task(name), allow=allow_task_privileges, log=lambda _m: None)  # fail fast
     base = base.model_copy(update={"faults": _fault_rate(base, faults)})
-    _compare(base, trials=trials, concurrency=concurrency, kv_budget=kv_budget, report=not no_report)
+    from agentrun.commands.load import ray_runner
+
+    runner = ray_runner(ray, kv_budget, docker_host)
+    budget = None if runner else kv_budget  # on a cluster the gate is its one actor
+    _compare(
+        base, trials=trials, concurrency=concurrency, kv_budget=budget, report=not no_report, runner=runner
+    )
 
 
 def _fault_rate(base: RunConfig, given: float | None) -> float:
@@ -359,7 +366,9 @@ def _print_run(r: RunResult) -> None:
     )
 
 
-def _compare(base: RunConfig, *, trials: int, concurrency: int, kv_budget: int | None, report: bool) -> None:
+def _compare(
+    base: RunConfig, *, trials: int, concurrency: int, kv_budget: int | None, report: bool, runner: Any = None
+) -> None:
     from agentrun.compare import comparison_table, run_comparison
     from agentrun.report import report_at_end
     from agentrun.report.progress import trial_progress
@@ -373,6 +382,7 @@ def _compare(base: RunConfig, *, trials: int, concurrency: int, kv_budget: int |
                 on_run=on_run,
                 concurrency=concurrency,
                 kv_budget=kv_budget,
+                runner=runner,
                 on_log=lambda m: None,
             )
     except KeyboardInterrupt:

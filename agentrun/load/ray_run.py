@@ -35,7 +35,7 @@ from agentrun import interrupts
 from agentrun.config import RunConfig
 from agentrun.errors import UserError
 from agentrun.load.records import NotStarted
-from agentrun.results import RunResult
+from agentrun.results import RunResult, new_run_id
 from agentrun.serving.admission import AdmissionGate
 
 
@@ -185,6 +185,8 @@ class RaySessions:
         """One session on the cluster; ``run_task``'s signature (the gate and hooks stay local)."""
         import ray
 
+        if not config.run_id:  # named here: the folder it comes back into must be its own
+            config = config.model_copy(update={"run_id": new_run_id(Path(config.task).name, config.mode)})
         # a trial tried again by its job (``agentrun run``) has earlier attempts that were not lost
         before = len(ray.get(self.ledger.nodes.remote(config.run_id or "")))
         ref = self.task.remote(config.model_dump_json(), self.gate, self.ledger)

@@ -72,3 +72,26 @@ def test_a_job_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_path
     assert {x for t in lost for x in t["engines_lost"]} == {f"ray-node:{removed[0]}"}
     for t in trials:  # each trial's own folder came back to the driver
         assert json.loads((job / t["id"] / "result.json").read_text())["node"] == t["node"]
+
+
+def test_compare_on_a_ray_cluster(todo_image: str, tmp_path: Path) -> None:
+    """`agentrun compare --ray`: both modes' trials as Ray tasks on the worker node, their folders
+    brought back into the compare folder, the table and compare.json as a local compare's."""
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    worker = cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3)
+    cluster.wait_for_nodes()
+    try:
+        proc = run_cli(
+            "compare", "todo-cli", "--trials", "1", "--concurrency", "2", "--results", str(tmp_path),
+            "--ray", cluster.address, "--no-report", timeout=600,
+        )  # fmt: skip
+    finally:
+        cluster.shutdown()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (folder,) = tmp_path.glob("compare-*")
+    comparison = json.loads((folder / "compare.json").read_text())
+    assert sorted(r["mode"] for r in comparison["runs"]) == ["corrected", "direct"]
+    for run in comparison["runs"]:
+        assert run["node"] == worker.node_id and run["hidden_tests"]["total"] > 0
+        assert (folder / run["run_id"] / "trajectory.jsonl").is_file()
+    assert comparison["modes"]["corrected"]["fully_passed"] == 1

@@ -81,7 +81,7 @@ def test_compare_options_reach_the_base_config(ran: list[Any], tmp_path: Path) -
     assert proc.exit_code == 0, proc.output
     ((base, kw),) = ran
     assert _fields(base, SHARED_FIELDS) == SHARED_FIELDS and base.results_dir == tmp_path
-    assert kw == {"trials": 2, "concurrency": 1, "kv_budget": 9, "report": False}
+    assert kw == {"trials": 2, "concurrency": 1, "kv_budget": 9, "report": False, "runner": None}
     assert (base.mode, base.agent, base.server_metrics, base.capture_content) == (
         "corrected",
         "model",
