@@ -171,8 +171,10 @@ def render(rows: list[tuple[str, str, list[float]]]) -> str:
         "",
         "The channel is one `python3 -I runtime.py` exec with stdin attached over the docker API "
         "socket (`exec_create(stdin=True)` + `exec_start(socket=True)`, frames demultiplexed in "
-        "`agentrun/sandbox/docker.py`); a `call()` includes JSON encoding, the lock and "
-        "`ToolResult` validation. A per-call exec pays dockerd -> containerd -> runc setup every "
+        "`agentrun/sandbox/channel.py`); a `call()` includes bounding the arguments, JSON encoding, "
+        "the lock, a random wire id and checking each field of the reply; in the runtime, validating "
+        "the arguments, ending what the call left (`tools/leftovers.py`) and the OOM-kill count. "
+        'Where each part goes: "Where a read_file goes" below. A per-call exec pays dockerd -> containerd -> runc setup every '
         "time. See /work/shared/reference/peer-overhead-measured.md section 3 for the reference "
         "floor on this kind of machine (SDK socket 0.18 ms, SDK exec_run 53 ms, CLI exec 64 ms).",
         "",

@@ -130,7 +130,7 @@ def main() -> None:
         if SECTION in current:
             start = current.index(SECTION)
             end = current.find("\n## ", start + len(SECTION))
-            current = current[:start] + text + (current[end + 1 :] if end != -1 else "")
+            current = current[:start] + text + ("\n" + current[end + 1 :] if end != -1 else "")
         else:
             current = current.rstrip("\n") + "\n\n" + text
         path.write_text(current)
