@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from agentrun.errors import UserError
+from agentrun.lines import read_json_file
 
 if TYPE_CHECKING:  # imported where used: `agentrun --help` need not load the repair layer
     from agentrun.messages import Message
@@ -47,7 +48,7 @@ def load_tools(path: Path) -> list[ToolSpec]:
     from agentrun.toolset import ToolSpec
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path)  # bounded: size, nesting, finite numbers
     except OSError as exc:
         raise UserError(f"cannot read tools file {path}: {exc.strerror or exc}") from exc
     except ValueError as exc:

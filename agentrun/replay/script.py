@@ -106,7 +106,9 @@ class Script(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> Script:
-        return cls.model_validate_json(Path(path).read_text())
+        from agentrun.lines import read_json_file  # bounded: size, nesting, finite numbers
+
+        return cls.model_validate(read_json_file(Path(path)))
 
 
 @dataclass(frozen=True)

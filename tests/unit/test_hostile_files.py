@@ -126,3 +126,16 @@ def test_strict_loads_takes_what_we_write(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="larger than 1 MB"):
         lines.write_text(" " * (2**20 + 1))
         read_jsonl(lines, limit=2**20)
+
+
+def test_a_replay_script_and_a_tools_file_go_through_the_same_reader(tmp_path: Path) -> None:
+    from agentrun.commands.repair import load_tools
+    from agentrun.errors import UserError
+    from agentrun.replay import Script
+
+    path = tmp_path / "deep.json"
+    path.write_text('{"turns": ' + DEEP + "}")
+    with pytest.raises(ValueError, match="nested deeper than"):  # main: RecursionError
+        Script.load(path)
+    with pytest.raises(UserError, match="nested deeper than"):
+        load_tools(path)
