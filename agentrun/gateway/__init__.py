@@ -15,6 +15,7 @@ Each request is one JSONL line and one GenAI span (``records``).
     corrector.py  StreamCorrector: a streamed reply corrected while it streams
     reply.py      the corrector's verdict written as the OpenAI API writes a reply
     replies.py    corrected/direct x streamed/collected answers
+    responses.py  /v1/responses: the request as a chat request, the verdict as a response
     sse.py        server-sent events both ways
     records.py    the per-request JSONL line and span; conversation ids
     server.py     serve (the CLI, ends with its parent) and start (a background thread)

@@ -1,6 +1,6 @@
 """The gateway's aiohttp application: routes, the client key check, errors as OpenAI writes them.
 
-Routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health`` (no key needed).
+Routes: ``POST /v1/chat/completions``, ``POST /v1/responses`` (``responses``), ``GET /v1/models``, ``GET /health`` (no key needed).
 Every refusal is an OpenAI-style error body with its status (``errors``), one log line, and
 the gateway goes on serving everyone else. The client key is compared in constant time.
 """
@@ -16,11 +16,12 @@ from typing import Any
 
 from aiohttp import web
 
+from agentrun.gateway import responses
 from agentrun.gateway.config import GatewayConfig
-from agentrun.gateway.corrector import StreamCorrector
+from agentrun.gateway.corrector import Finished, StreamCorrector
 from agentrun.gateway.errors import GatewayError, UpstreamFailure, error_body
 from agentrun.gateway.records import Exchange, Recorder, conversation_of, digest, new_messages
-from agentrun.gateway.replies import corrected, direct_collect, direct_stream
+from agentrun.gateway.replies import SSE_HEADERS, Answer, corrected, direct_collect, direct_stream
 from agentrun.gateway.upstream import Opened, Upstream
 from agentrun.model import _Assembly as Assembly
 from agentrun.toolset import ToolSpec
@@ -112,7 +113,9 @@ async def models(request: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": cards})
 
 
-async def _read(request: web.Request, config: GatewayConfig) -> tuple[bytes, dict[str, Any]]:
+async def _read(
+    request: web.Request, config: GatewayConfig, chat: bool = True
+) -> tuple[bytes, dict[str, Any]]:
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
@@ -125,7 +128,7 @@ async def _read(request: web.Request, config: GatewayConfig) -> tuple[bytes, dic
         raise GatewayError(400, f"the request body is not valid JSON: {exc}", code="invalid_json") from None
     if not isinstance(body, dict):
         raise GatewayError(400, "the request body must be a JSON object", code="invalid_request")
-    if not isinstance(body.get("messages"), list) or not body["messages"]:
+    if chat and (not isinstance(body.get("messages"), list) or not body["messages"]):
         raise GatewayError(
             400, "'messages' must be a non-empty list", code="invalid_request", param="messages"
         )
@@ -145,10 +148,20 @@ def _tools(body: dict[str, Any]) -> list[ToolSpec]:
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
+    return await _recorded(request, _chat)
+
+
+async def responses_api(request: web.Request) -> web.StreamResponse:
+    return await _recorded(request, _responses)
+
+
+async def _recorded(request: web.Request, serve: Any) -> web.StreamResponse:
+    """``serve(request, gateway, exchange)``, every refusal an OpenAI error body, and the
+    exchange recorded however it ends."""
     gw = request.app[GATEWAY]
     exchange = Exchange(conversation=conversation_of(request.headers))
     try:
-        return await _chat(request, gw, exchange)
+        return await serve(request, gw, exchange)
     except GatewayError as exc:
         exchange.status, exchange.error = exc.status, str(exc)
         if isinstance(exc, UpstreamFailure):
@@ -164,13 +177,30 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         gw.recorder.write(exchange, request.headers)
 
 
-async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.StreamResponse:
-    raw, body = await _read(request, gw.config)
-    exchange.request, exchange.model, exchange.stream = (
-        digest(raw, body),
-        body.get("model"),
-        bool(body.get("stream")),
-    )
+async def _responses(request: web.Request, gw: Gateway, exchange: Exchange) -> web.StreamResponse:
+    """``/v1/responses``: the request as a chat request, corrected on the chat path, the verdict
+    written back as a response (``responses``: translation only, no repair of its own)."""
+    raw, body = await _read(request, gw.config, chat=False)
+    chat = responses.chat_request(body)
+    await _admit(request, gw, exchange, raw, chat, stream=bool(body.get("stream")))
+    shape = responses.shaper(gw.config.mode, gw.config.model)
+
+    def answer(finished: Finished, corrector: StreamCorrector) -> web.Response:
+        reply = shape(finished, corrector)
+        if gw.config.mode == "direct":  # recorded as what it was: nothing repaired
+            exchange.repairs, exchange.reply = (), None
+        if exchange.stream:
+            return web.Response(body=responses.events(reply), headers=SSE_HEADERS)
+        return web.json_response(reply, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+
+    return await _corrected(request, gw, exchange, chat, None, answer)
+
+
+async def _admit(
+    request: web.Request, gw: Gateway, exchange: Exchange, raw: bytes, body: dict[str, Any], stream: bool
+) -> None:
+    """Fill in what the record says of the request; refuse a model that is not served."""
+    exchange.request, exchange.model, exchange.stream = digest(raw, body), body.get("model"), stream
     exchange.new_messages = new_messages(body)
     auth = request.headers.get("Authorization")
     if not await gw.known_model(body.get("model"), auth):
@@ -182,8 +212,25 @@ async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.St
             param="model",
         )
     await gw.recorder.before(exchange)
+
+
+async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.StreamResponse:
+    raw, body = await _read(request, gw.config)
+    await _admit(request, gw, exchange, raw, body, stream=bool(body.get("stream")))
     if gw.config.mode == "direct" or (body.get("n") or 1) > 1:
-        return await _direct(request, gw, raw, body, exchange, auth)
+        return await _direct(request, gw, raw, body, exchange, request.headers.get("Authorization"))
+    usage = bool((body.get("stream_options") or {}).get("include_usage")) if exchange.stream else None
+    return await _corrected(request, gw, exchange, body, usage)
+
+
+async def _corrected(
+    request: web.Request,
+    gw: Gateway,
+    exchange: Exchange,
+    body: dict[str, Any],
+    usage: bool | None,
+    answer: Answer | None = None,
+) -> web.StreamResponse:
     tools = _tools(body)
     upstream_body = {
         **body,
@@ -199,8 +246,8 @@ async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.St
     def make(opened: Opened) -> StreamCorrector:
         return StreamCorrector(tools, max_tokens, opened.sent_at, time.time())
 
-    usage = bool((body.get("stream_options") or {}).get("include_usage")) if exchange.stream else None
-    return await corrected(request, gw.upstream, payload, auth, exchange, make, usage)
+    auth = request.headers.get("Authorization")
+    return await corrected(request, gw.upstream, payload, auth, exchange, make, usage, answer)
 
 
 async def _direct(
@@ -223,6 +270,8 @@ def make_app(gateway: Gateway) -> web.Application:
     app[GATEWAY] = gateway
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_post("/chat/completions", chat_completions)
+    app.router.add_post("/v1/responses", responses_api)
+    app.router.add_post("/responses", responses_api)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/models", models)
     app.router.add_get("/health", health)

@@ -29,9 +29,10 @@ from agentrun.messages import Attempt, Completion, Message, Timings, ToolCall
 from agentrun.model import _Assembly as Assembly
 from agentrun.model._stream import usage_of
 
-__all__ = ["corrected", "direct_collect", "direct_stream"]
+__all__ = ["SSE_HEADERS", "Answer", "chat_completion", "corrected", "direct_collect", "direct_stream"]
 
-_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+Answer = Callable[[Finished, StreamCorrector], web.Response]  # a collected reply, as the client gets it
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 class _Clock:
@@ -76,7 +77,7 @@ class _Out:
             self._held.append(data)
             return
         if self.response is None:
-            self.response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
+            self.response = web.StreamResponse(status=200, headers=SSE_HEADERS)
             await self.response.prepare(self.request)
         if self._held:
             data, self._held = b"".join((*self._held, data)), []
@@ -91,9 +92,11 @@ async def corrected(
     exchange: Exchange,
     make: Callable[[Opened], StreamCorrector],
     include_usage: bool | None,
+    answer: Answer | None = None,
 ) -> web.StreamResponse:
-    """A corrected answer, streamed (``include_usage`` not None) or collected; a reply that
-    breaks before anything reached the client is asked again, each failed try recorded."""
+    """A corrected answer, streamed (``include_usage`` not None) or collected and given as
+    ``answer`` writes it (default: a ``chat.completion``); a reply that breaks before anything
+    reached the client is asked again, each failed try recorded."""
     failed: list[Attempt] = []
     for number in range(1, upstream.config.max_attempts + 1):
         opened = await upstream.open_chat(payload, auth)
@@ -102,7 +105,7 @@ async def corrected(
         corrector, out = make(opened), _Out(request)
         try:
             if include_usage is None:
-                return await _collect(opened, corrector, exchange)
+                return await _collect(opened, corrector, exchange, answer or chat_completion)
             return await _stream(out, opened, corrector, exchange, include_usage)
         except StreamBroken as exc:
             if out.started and out.response is not None:  # too late to ask again: say so in the stream
@@ -166,12 +169,20 @@ def _is_output(delta: dict[str, Any]) -> bool:
     return bool(delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning"))
 
 
-async def _collect(opened: Opened, corrector: StreamCorrector, exchange: Exchange) -> web.Response:
+async def _collect(
+    opened: Opened, corrector: StreamCorrector, exchange: Exchange, answer: Answer
+) -> web.Response:
     async for batch in upstream_batches(opened.response, corrector.assembly):
         for chunk in batch:
             corrector.feed(chunk)
     finished = corrector.finish()
     _record(exchange, finished)
+    exchange.timings["e2e_s"] = time.perf_counter() - exchange.t_in
+    return answer(finished, corrector)
+
+
+def chat_completion(finished: Finished, corrector: StreamCorrector) -> web.Response:
+    """The corrected reply as one ``chat.completion``."""
     parts = finished.parts
     message: dict[str, Any] = {"role": "assistant", "content": parts.content}
     if parts.calls:
@@ -181,7 +192,6 @@ async def _collect(opened: Opened, corrector: StreamCorrector, exchange: Exchang
     head = {k: v for k, v in corrector.head.items() if k != "object"}
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": parts.finish_reason}
     body = {**head, "object": "chat.completion", "choices": [choice], "usage": corrector.assembly.usage}
-    exchange.timings["e2e_s"] = time.perf_counter() - exchange.t_in
     return web.json_response(body, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
@@ -202,7 +212,7 @@ async def direct_stream(
 ) -> web.StreamResponse:
     """The upstream's bytes as they come; the tap measures them."""
     headers = {
-        **_SSE_HEADERS,
+        **SSE_HEADERS,
         "Content-Type": opened.response.headers.get("Content-Type", "text/event-stream"),
     }
     out = web.StreamResponse(status=opened.response.status, headers=headers)

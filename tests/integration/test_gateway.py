@@ -2,7 +2,8 @@
 
 The replay model's fault injection writes every tool call into the text (as a server whose
 parser misses the model's format does); direct mode hands that text on, corrected mode turns
-it back into ``tool_calls``, streaming and not, with the text before the call sent at once.
+it back into ``tool_calls``, streaming and not, with the text before the call sent at once;
+``/v1/responses`` (the SDK's Responses API) into ``function_call`` items, on the same corrector.
 """
 
 from __future__ import annotations
@@ -224,3 +225,77 @@ def test_direct_fails_and_corrected_finishes_the_same_coding_task(
             results[mode] = ((work / "hello.py").is_file(), "hello" in "".join(outputs))
         assert sum(injector.injected.values()) >= 1
     assert results == {"direct": (False, False), "corrected": (True, True)}
+
+
+# /v1/responses: the same corrector behind the Responses API (the SDK's `responses`)
+
+TOOLS_R = [{"type": "function", **t["function"]} for t in TOOLS]  # the Responses API's flat form
+ASK = "write hello.py, then run it"
+
+
+def _calls(response: Any) -> list[Any]:
+    return [item for item in response.output if item.type == "function_call"]
+
+
+def test_a_call_written_as_text_comes_back_as_a_function_call(leaky: ReplayServer, tmp_path: Path) -> None:
+    with gateway(leaky.base_url, tmp_path) as gw:
+        sdk = client(gw)
+        first = sdk.responses.create(model="replay", input=ASK, tools=TOOLS_R, instructions="Be brief.")  # type: ignore[arg-type]
+        (call,) = _calls(first)
+        assert call.name == "write_file" and json.loads(call.arguments) == WRITE
+        assert first.status == "completed" and "<tool_call>" not in first.output_text
+        assert first.usage is not None and first.usage.output_tokens > 20
+        follow = [
+            {"role": "user", "content": ASK},
+            {
+                "type": "function_call",
+                "call_id": call.call_id,
+                "name": call.name,
+                "arguments": call.arguments,
+            },
+            {"type": "function_call_output", "call_id": call.call_id, "output": "wrote hello.py"},
+        ]
+        second = sdk.responses.create(model="replay", input=follow, tools=TOOLS_R)  # type: ignore[arg-type]
+        (run,) = _calls(second)
+        assert run.name == "run_shell" and json.loads(run.arguments) == {"command": "python hello.py"}
+    lines = records(gw)
+    assert [r["kind"] for r in lines[0]["repairs"]] == ["text_tool_call"]
+    assert lines[0]["new_messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": ASK},
+    ]
+    assert lines[1]["new_messages"] == [
+        {"role": "tool", "content": "wrote hello.py", "tool_call_id": call.call_id}
+    ]
+
+
+def test_direct_mode_hands_the_text_on(leaky: ReplayServer, tmp_path: Path) -> None:
+    with gateway(leaky.base_url, tmp_path, mode="direct") as gw:
+        reply = client(gw).responses.create(model="replay", input=ASK, tools=TOOLS_R)  # type: ignore[arg-type]
+    assert _calls(reply) == [] and "<tool_call>" in reply.output_text
+    assert records(gw)[0]["repairs"] == []
+
+
+def test_a_stream_ends_with_the_whole_response(leaky: ReplayServer, tmp_path: Path) -> None:
+    with gateway(leaky.base_url, tmp_path) as gw:
+        stream = client(gw).responses.create(model="replay", input=ASK, tools=TOOLS_R, stream=True)  # type: ignore[arg-type]
+        kinds, done = [], None
+        for event in stream:
+            kinds.append(event.type)
+            if event.type == "response.completed":
+                done = event.response
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert "response.function_call_arguments.done" in kinds
+    assert done is not None and [c.name for c in _calls(done)] == ["write_file"]
+
+
+def test_what_the_route_does_not_serve_is_a_400(leaky: ReplayServer, tmp_path: Path) -> None:
+    with gateway(leaky.base_url, tmp_path) as gw:
+        sdk = client(gw)
+        with pytest.raises(openai.BadRequestError, match="only function tools"):
+            sdk.responses.create(model="replay", input=ASK, tools=[{"type": "web_search"}])  # type: ignore[list-item]
+        with pytest.raises(openai.BadRequestError, match="'input'"):
+            sdk.responses.create(model="replay", input=[])
+        with pytest.raises(openai.NotFoundError):
+            sdk.responses.create(model="not-served", input=ASK)
+    assert [line["status"] for line in records(gw)] == [400, 400, 404]
