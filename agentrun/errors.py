@@ -39,6 +39,7 @@ ToolErrorKind = Literal[
     "timeout",  # run_shell's timeout killed the command
     "out_of_memory",  # the command went past the sandbox's memory limit (the OOM killer stopped it)
     "permission",  # the OS refused (read-only file system, permissions)
+    "disk_full",  # the workspace is full: a write went past its quota (ENOSPC)
     "truncated",  # the call was cut off at max_tokens and was not run
     "runtime",  # anything else the tool runtime reported
 ]

@@ -32,6 +32,7 @@ from agentrun.observer import NullObserver, RunObserver
 from agentrun.policy import policy_for
 from agentrun.results import RunResult, ToolCallCounts, create_unique_dir, timing_summary
 from agentrun.resume import ResumePoint, resume_sandbox, save_config
+from agentrun.sandbox.quota import save_workspace
 from agentrun.secrets import Scrubber
 from agentrun.serving.admission import AdmissionGate
 from agentrun.serving.prometheus import MetricsProbe, delta
@@ -229,6 +230,8 @@ def _start_sandbox(run: _Run, stack: contextlib.ExitStack) -> Any:
         allow_privileges=config.allow_task_privileges,
     )  # fmt: skip
     sandbox = stack.enter_context(opened)
+    if getattr(sandbox, "quota_note", None):
+        run.log(f"workspace: not size-limited ({sandbox.quota_note})")
     if run.resume:
         resume_sandbox(run.resume, sandbox)
     return sandbox
@@ -282,12 +285,12 @@ def _run_agent(
 def _grade(run: _Run, sandbox: Any) -> None:
     """The final state committed, the hidden and own tests run, the patch and artifact saved."""
     result = run.result
-    sandbox.commit("final state")
+    save_workspace(sandbox, run.run_dir)  # before grading: kept whatever grading does
     if run.task.config.profile == "harbor":  # Harbor's verifier, in a fresh container from a snapshot
         run.trajectory.append(
             "grading", verifier=harbor_run.grade_harbor(result, run.task, sandbox, run.run_dir)
         )
-        (run.run_dir / "workspace.patch").write_text(sandbox.diff())
+        save_workspace(sandbox, run.run_dir, run.log)
         return
     run.observer.grading_started()
     outcome: Grade | None = None
@@ -307,7 +310,7 @@ def _grade(run: _Run, sandbox: Any) -> None:
     if outcome.error:  # the verifier timed out: said so, never a silent zero
         result.stop_reason, result.error = "verifier_timeout", outcome.error
     run.trajectory.append("grading", grade=outcome)
-    (run.run_dir / "workspace.patch").write_text(sandbox.diff())
+    save_workspace(sandbox, run.run_dir, run.log)
     if run.task.config.agentrun.artifact == "django":
         from agentrun.artifacts import measure_django
 

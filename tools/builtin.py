@@ -122,6 +122,8 @@ def _os_failure(exc: OSError, path: str) -> ToolFailure:
     shown = _rel(path)
     if isinstance(exc, FileNotFoundError):
         return ToolFailure("not_found", f"{shown}: no such file or directory")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ToolFailure("disk_full", f"{shown}: {_full()}")
     if isinstance(exc, PermissionError) or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return ToolFailure("permission", f"{shown}: {exc.strerror or exc}")
     if isinstance(exc, IsADirectoryError):
@@ -129,6 +131,22 @@ def _os_failure(exc: OSError, path: str) -> ToolFailure:
     if isinstance(exc, NotADirectoryError):
         return ToolFailure("not_found", f"{shown}: a parent of this path is a file, not a directory")
     return ToolFailure("runtime", f"{shown}: {exc.strerror or exc}")
+
+
+def _full() -> str:
+    """What the model is told when the workspace is full."""
+    quota = os.environ.get("AGENTRUN_WORKSPACE_QUOTA_MB")
+    size = f" (its quota is {quota} MB)" if quota else ""
+    return f"no space left: the workspace is full{size}; delete files or write less"
+
+
+def _workspace_full() -> bool:
+    """Less than 64 KiB left for the agent on the workspace's filesystem."""
+    try:
+        found = os.statvfs(workspace())
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 64 * 1024
 
 
 def _glob_regex(pattern: str) -> re.Pattern[str]:
@@ -497,6 +515,8 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
         )
     if text and not text.endswith("\n"):
         text += "\n"
+    if proc.returncode != 0 and ("No space left on device" in text or _workspace_full()):
+        raise ToolFailure("disk_full", f"{text}[exit code: {proc.returncode}]\n{_full()}")
     return ToolOutput(
         text=f"{text}[exit code: {proc.returncode}]", exit_code=proc.returncode, truncated=truncated
     )

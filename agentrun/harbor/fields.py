@@ -54,6 +54,7 @@ _FIELDS: dict[str, dict[str, str]] = {
         "allow_internet": HONOURED,
         "os": HONOURED,  # "linux" only
         "allowed_hosts": "host allowlists are not enforced: the network stays off",
+        # the strict profile's workspace quota (agentrun.sandbox.quota); a harbor sandbox's root is not limited
         "storage_mb": "disk quotas are not supported by this engine's storage driver; not limited",
         "storage": "disk quotas are not supported by this engine's storage driver; not limited",
         "gpus": "GPUs are not given to the sandbox",

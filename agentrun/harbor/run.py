@@ -92,6 +92,7 @@ def task_notes(
     raw = tomllib.loads((task.path / "task.toml").read_text())
     notes = unsupported_fields(raw) + compose_notes(task)
     if task.config.profile == "strict":  # collection is the harbor profile's (agentrun.harbor.collect)
+        notes = [n for n in notes if not n.startswith("environment.storage_mb:")]  # the workspace's quota
         notes += [f"{f}: not collected in the strict profile" for f in ("artifacts",) if raw.get(f)]
         notes += ["verifier.collect: not run in the strict profile"] if task.config.verifier.collect else []
         phases = [f"{r}.network_mode" for r in ("agent", "verifier") if explicit_mode(task, r) is not None]
@@ -164,16 +165,10 @@ def start_sandbox(
                 yield box
         return
     with DockerSandbox.start(
-        image,
-        run_id=run_id,
-        network=env.network,
-        cpus=env.cpus,
-        memory_mb=env.memory_mb,
-        pids_limit=settings.pids_limit,
-        workspace=run_dir / "workspace",
-        root=run_dir / "sandbox",
-        env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
-    ) as sandbox:
+        image, run_id=run_id, network=env.network, cpus=env.cpus, memory_mb=env.memory_mb,
+        pids_limit=settings.pids_limit, workspace=run_dir / "workspace", root=run_dir / "sandbox",
+        quota_mb=env.storage_mb, env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
+    ) as sandbox:  # fmt: skip
         environment_check(task, sandbox, log, user=None)
         yield sandbox
 

@@ -30,7 +30,6 @@ import os
 import secrets
 import shutil
 import tarfile
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -43,13 +42,20 @@ from docker.errors import APIError
 from agentrun.errors import SandboxError
 from agentrun.messages import ParsedCall, ToolResult
 from agentrun.sandbox import container as ct
-from agentrun.sandbox import local, owned, remote
+from agentrun.sandbox import local, owned, quota, remote
 from agentrun.sandbox.arguments import bound_arguments
 from agentrun.sandbox.base import ENGINE_ERRORS, ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, tool_result
 from agentrun.sandbox.container import connect, prune
 from agentrun.sandbox.verifier import DockerVerifier
-from agentrun.sandbox.workspace import History, commit_tar, diff_since, head, init_repo, init_repo_from_tar
+from agentrun.sandbox.workspace import (
+    History,
+    commit_tar,
+    diff_since,
+    head,
+    init_repo,
+    init_repo_from_tar,
+)
 from agentrun.toolset import ArgumentError, tool_facts
 
 __all__ = ["DockerSandbox", "connect", "prune"]
@@ -88,6 +94,10 @@ class DockerSandbox:
         self._closed = False
         self._keep_root = False
         self.remote = False  # on an engine given with --docker-host: no bind mount (``remote.py``)
+        self.quota_mb: int | None = None  # /workspace's size when it is limited (``quota.py``)
+        self.quota_note: str | None = None  # else why not
+        self.left_out: dict[str, str] = {}  # files the last commit left out: why
+        self.left_out_of_grading: dict[str, str] = {}  # files the last workspace_archive left out
         atexit.register(self.close)
 
     @classmethod
@@ -106,6 +116,7 @@ class DockerSandbox:
         keep_files: bool = False,
         root: Path | None = None,
         client: docker.DockerClient | None = None,
+        quota_mb: int | None = None,  # /workspace's size, quota.DEFAULT_QUOTA_MB by default
     ) -> DockerSandbox:
         """Start the container, copy the image's /workspace out, make the initial commit, open the channel.
 
@@ -120,24 +131,24 @@ class DockerSandbox:
         client = client or connect()
         ct.require_image(client, image)
         keep_files = keep_files or root is not None
-        root = _make_root(root, run_id)
+        root, quota_mb = local.make_root(root, run_id), quota_mb or quota.DEFAULT_QUOTA_MB
         env = {"AGENTRUN_SHELL_TIMEOUT_MAX": str(DEFAULT_SHELL_TIMEOUT_MAX), **(env or {})}
         env["AGENTRUN_STOP_LEFTOVERS"] = "1"
         limits = ct.locked_down(network=network, cpus=cpus, memory_mb=memory_mb, pids_limit=pids_limit)
-        labels, remote_engine = (
-            {ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, **(labels or {})},
-            remote.is_remote(),
-        )
+        labels = {ct.LABEL: "1", f"{ct.LABEL}.run_id": run_id, **(labels or {})}
+        remote_engine = remote.is_remote()
         ws = Path(workspace).resolve() if workspace else root / "workspace"
         try:
-            container, user = _run_container(client, image, run_id, root, ws, env, labels, limits)
+            container, user, why = _run_container(
+                client, image, run_id, root, ws, env, labels, limits, quota_mb
+            )
         except BaseException:
             if not keep_files:
                 shutil.rmtree(root, ignore_errors=True)
             raise
         sandbox = cls(client, container, root, ws, user)
         sandbox._keep_root, sandbox.image, sandbox.run_id, sandbox.limits = keep_files, image, run_id, limits
-        sandbox.remote = remote_engine
+        sandbox.remote, sandbox.quota_mb, sandbox.quota_note = remote_engine, None if why else quota_mb, why
         sandbox.shell_timeout_max = float(env["AGENTRUN_SHELL_TIMEOUT_MAX"])
         try:
             sandbox.initial_commit = (
@@ -258,19 +269,10 @@ class DockerSandbox:
             ct.stop_user_processes(self.container, self.user)
 
     def workspace_archive(self) -> bytes:
-        """/workspace as a tar, through the engine's archive API (the host never unpacks it)."""
+        """/workspace as a tar, through the engine's archive API (the host never unpacks it); past
+        ``MAX_WORKSPACE_ARCHIVE``, the files its history keeps (``quota.archive_or_history``)."""
         self._check_open()
-        data = bytearray()
-        try:
-            stream, _ = self.container.get_archive("/workspace/.")
-            for chunk in stream:  # a sparse 100 GB file would otherwise fill the host's memory
-                data += chunk
-                if len(data) > MAX_WORKSPACE_ARCHIVE:
-                    stream.close()
-                    raise SandboxError(f"/workspace is larger than {MAX_WORKSPACE_ARCHIVE >> 20} MB as a tar")
-        except ENGINE_ERRORS as exc:
-            raise SandboxError(f"could not read /workspace of {self.container.name}: {exc}") from exc
-        return bytes(data)
+        return quota.archive_or_history(self, MAX_WORKSPACE_ARCHIVE)
 
     def open_verifier(self, workspace: bytes) -> DockerVerifier:
         """A fresh container from this one's image and limits, with ``workspace`` unpacked in it."""
@@ -320,9 +322,10 @@ class DockerSandbox:
             return self._commit(message)
 
     def _commit(self, message: str) -> str | None:
+        self.left_out = {}
         if self.remote:  # the workspace is only in the engine: its tar, read in memory
-            return commit_tar(self.git_dir, self.workspace_archive(), message)
-        return self.history.commit_folder(self.workspace, message)
+            return commit_tar(self.git_dir, self.workspace_archive(), message, left_out=self.left_out)
+        return self.history.commit_folder(self.workspace, message, left_out=self.left_out)
 
     def diff(self) -> str:
         """The patch from the initial commit to the workspace as it is now (recorded first if it changed)."""
@@ -344,6 +347,10 @@ class DockerSandbox:
         with contextlib.suppress(*ENGINE_ERRORS):
             self.container.remove(force=True, v=True)
         owned.disowned(self.container.name)
+        if self.quota_mb is not None and not self.remote:  # the files copied out, then unmounted
+            kept = self._keep_root or not self.workspace.is_relative_to(self.root)
+            with contextlib.suppress(SandboxError, OSError):
+                quota.unmount(self.workspace, keep=kept)
         if self.remote and self._keep_root and self.initial_commit:
             with contextlib.suppress(OSError, SandboxError, tarfile.TarError):
                 remote.mirror(self.git_dir, self.workspace)
@@ -362,14 +369,6 @@ class DockerSandbox:
 # --- helpers --------------------------------------------------------------------------------
 
 
-def _make_root(root: Path | None, run_id: str) -> Path:
-    if root is None:
-        return Path(tempfile.mkdtemp(prefix=f"agentrun-{ct.slug(run_id)}-"))
-    root = Path(root).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
 def _run_container(
     client: docker.DockerClient,
     image: str,
@@ -379,12 +378,15 @@ def _run_container(
     env: dict[str, str],
     labels: dict[str, str],
     limits: dict[str, Any],
-) -> tuple[Any, str]:
+    quota_mb: int,
+) -> tuple[Any, str, str | None]:
     """Bind mounts on this machine's engine (``local.py``), volumes on a ``--docker-host`` one (``remote.py``)."""
     name = f"agentrun-{ct.slug(run_id)}-{secrets.token_hex(3)}"
     if remote.is_remote():
-        return remote.run_container(client, image, name=name, env=env, labels=labels, limits=limits)
-    return local.run_container(client, image, name, root, ws, env, labels, limits)
+        return remote.run_container(
+            client, image, name=name, env=env, labels=labels, limits=limits, quota_mb=quota_mb
+        )
+    return local.run_container(client, image, name, root, ws, env, labels, limits, quota_mb)
 
 
 def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:

@@ -32,6 +32,7 @@ MAX_FILE_BYTES = 50 * 1024 * 1024  # bigger files are left out (a sparse file ca
 MAX_TOTAL_BYTES = 512 * 1024 * 1024  # per walk: the host's memory is not the agent's to fill
 MAX_DEPTH = 100
 MAX_ENTRIES = 200_000
+MAX_LEFT_OUT = 1000  # files named as left out, at most
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -63,6 +64,7 @@ def walk(
     want_file: Callable[[bytes], bool] = lambda _name: True,
     links: bool = True,
     reuse: Callable[[bytes, tuple[int, ...]], str | None] | None = None,
+    left_out: dict[str, str] | None = None,
 ) -> Iterator[Entry]:
     """Every regular file (and, with ``links``, symlink) under ``root``, sorted by path.
 
@@ -70,13 +72,14 @@ def walk(
     Past ``MAX_TOTAL_BYTES`` in one walk, further files are left out. ``reuse(path, stat_key)``
     may name the blob sha of a file known unchanged: it is then not opened (its size still
     counts against the budget) and its entry carries that ``sha`` instead of ``data``.
+    ``left_out`` gets each file left out for its size (path: why), the first ``MAX_LEFT_OUT``.
     """
     try:
         top = os.open(root, _OPEN_DIR)
     except OSError:
         return
     try:
-        yield from _Walk(skip_dir, want_file, links, reuse).folder(top, b"", 0)
+        yield from _Walk(skip_dir, want_file, links, reuse, left_out).folder(top, b"", 0)
     finally:
         os.close(top)
 
@@ -90,8 +93,10 @@ class _Walk:
         want_file: Callable[[bytes], bool],
         links: bool,
         reuse: Callable[[bytes, tuple[int, ...]], str | None] | None = None,
+        left_out: dict[str, str] | None = None,
     ) -> None:
         self.skip_dir, self.want_file, self.links, self.reuse = skip_dir, want_file, links, reuse
+        self.left_out = left_out if left_out is not None else {}
         self.entries = self.bytes = 0
 
     def folder(self, dir_fd: int, prefix: bytes, depth: int) -> Iterator[Entry]:
@@ -146,7 +151,11 @@ class _Walk:
         try:
             info = os.fstat(fd)
             limit = min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.bytes)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if info.st_size > limit:
+                if len(self.left_out) < MAX_LEFT_OUT:
+                    self.left_out[os.fsdecode(path)] = why_left_out(info.st_size, self.bytes)
                 return None
             chunks, size = [], 0
             while size <= limit and (chunk := os.read(fd, 1 << 20)):
@@ -172,14 +181,23 @@ def _git_mode(info: os.stat_result) -> int:
     return 0o100755 if info.st_mode & stat.S_IXUSR else 0o100644
 
 
+def why_left_out(size: int, read: int) -> str:
+    """Why a file of ``size`` bytes, met after ``read`` bytes, is not in the history."""
+    if size > MAX_FILE_BYTES:
+        return f"{size} bytes: over {MAX_FILE_BYTES >> 20} MB, the largest file the history keeps"
+    return f"{size} bytes: past {MAX_TOTAL_BYTES >> 20} MB for the whole workspace ({read} bytes kept)"
+
+
 def tar_entries(
     data: bytes,
     *,
     skip_dir: Callable[[bytes], bool] = lambda _name: False,
     want_file: Callable[[bytes], bool] = lambda _name: True,
+    left_out: dict[str, str] | None = None,
 ) -> Iterator[Entry]:
     """``walk``'s entries, from a tar of the workspace read in memory (nothing is unpacked):
     the same rules (``.git`` names, skipped folders, size and count budgets), sorted by path."""
+    left_out = left_out if left_out is not None else {}
     entries: list[Entry] = []
     total = 0
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
@@ -192,8 +210,10 @@ def tar_entries(
             path = b"/".join(parts)
             if member.issym():
                 entries.append(Entry(path, 0o120000, os.fsencode(member.linkname)))
-            elif member.isreg() and want_file(parts[-1]) and member.size <= MAX_FILE_BYTES:
-                if total + member.size > MAX_TOTAL_BYTES:
+            elif member.isreg() and want_file(parts[-1]):
+                if member.size > MAX_FILE_BYTES or total + member.size > MAX_TOTAL_BYTES:
+                    if len(left_out) < MAX_LEFT_OUT:
+                        left_out[os.fsdecode(path)] = why_left_out(member.size, total)
                     continue
                 extracted = tar.extractfile(member)
                 if extracted is not None:

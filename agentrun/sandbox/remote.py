@@ -4,7 +4,7 @@
 
     client                                   remote engine: container (same lockdown as local)
     tools/            ──put_archive──►  /opt/agentrun/tools   anonymous volume, root's files (read-only to uid 1000)
-    image /workspace  ──get/put_archive─►  /workspace         anonymous volume, uid 1000's files (re-owned)
+    image /workspace  ──get/put_archive─►  /workspace         anonymous tmpfs volume of the quota's size, uid 1000's files (re-owned)
     task tests/       ──put_archive──►  /tests                anonymous volume, root's files
                                         /logs                 anonymous volume, uid 1000
     <root>/git   ◄──get_archive(/workspace/.) after each turn── (a tar, read in memory: ``hostfs.tar_entries``)
@@ -32,7 +32,7 @@ from docker.types import Mount
 from agentrun.errors import SandboxError
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
-from agentrun.sandbox import owned
+from agentrun.sandbox import owned, quota
 from agentrun.sandbox.base import ENGINE_ERRORS
 from agentrun.sandbox.workspace import archive
 
@@ -54,14 +54,22 @@ def run_container(
     env: dict[str, str],
     labels: dict[str, str],
     limits: dict[str, Any],
-) -> tuple[Any, str]:
-    """Start the container with volumes only, then fill them through the API; (container, "uid:gid")."""
+    quota_mb: int,
+) -> tuple[Any, str, None]:
+    """Start the container with volumes only, then fill them through the API; (container,
+    "uid:gid", None: /workspace is a ``quota_mb`` tmpfs volume, ``quota.volume_driver``)."""
+    env = {**env, "AGENTRUN_WORKSPACE_QUOTA_MB": str(quota_mb)}
+    mounts = [Mount(path, None, type="volume", no_copy=path in ROOT_OWNED) for path in VOLUMES]
+    mounts[0] = Mount(
+        "/workspace", None, type="volume", driver_config=quota.volume_driver(quota_mb, AGENT_UID)
+    )
     container = owned.run_owned(
         client,
         **ct.keeper_options(image, name, env, labels, limits),
-        # /workspace and /logs take the image's folder as their start (the sandbox base makes them
-        # uid 1000's: the archive API cannot chown a volume's root); /tests and the tools start empty
-        mounts=[Mount(path, None, type="volume", no_copy=path in ROOT_OWNED) for path in VOLUMES],
+        # /logs takes the image's folder as its start (the sandbox base makes it uid 1000's: the
+        # archive API cannot chown a volume's root); /workspace is a tmpfs volume of uid 1000's,
+        # filled below; /tests and the tools start empty
+        mounts=mounts,
     )
     try:
         put(container, "/opt/agentrun/tools", folder_tar(data_dir("tools"), uid=0))
@@ -69,7 +77,7 @@ def run_container(
     except BaseException:
         owned.remove(name)
         raise
-    return container, f"{AGENT_UID}:{AGENT_UID}"
+    return container, f"{AGENT_UID}:{AGENT_UID}", None
 
 
 def put(container: Any, dest: str, tar: bytes) -> None:

@@ -99,9 +99,12 @@ def commit_all(git_dir: Path, workspace: Path, message: str, *, allow_empty: boo
     return History(git_dir).commit_folder(workspace, message, allow_empty=allow_empty)
 
 
-def commit_tar(git_dir: Path, tar: bytes, message: str) -> str | None:
-    """``commit_all`` for a workspace that is only a tar (``get_archive``: a remote engine)."""
-    entries = hostfs.tar_entries(tar, skip_dir=_excluded_dir, want_file=_wanted_file)
+def commit_tar(
+    git_dir: Path, tar: bytes, message: str, *, left_out: dict[str, str] | None = None
+) -> str | None:
+    """``commit_all`` for a workspace that is only a tar (``get_archive``: a remote engine);
+    ``left_out`` gets the files too large to keep."""
+    entries = hostfs.tar_entries(tar, skip_dir=_excluded_dir, want_file=_wanted_file, left_out=left_out)
     return History(git_dir).commit_entries(entries, message)
 
 
@@ -140,10 +143,20 @@ class History:
         self._trees: set[str] = set()  # tree objects known stored
         self._blobs: set[str] = set()  # the blobs of ``tree`` (stored)
 
-    def commit_folder(self, workspace: Path, message: str, *, allow_empty: bool = False) -> str | None:
-        """Commit the host folder as it is now if it differs from the last commit; the new sha, or None."""
+    def commit_folder(
+        self,
+        workspace: Path,
+        message: str,
+        *,
+        allow_empty: bool = False,
+        left_out: dict[str, str] | None = None,
+    ) -> str | None:
+        """Commit the host folder as it is now if it differs from the last commit; the new sha, or
+        None. ``left_out`` gets the files too large to keep (``hostfs.walk``)."""
         self._sync()
-        entries = hostfs.walk(workspace, skip_dir=_excluded_dir, want_file=_wanted_file, reuse=self._reuse)
+        entries = hostfs.walk(
+            workspace, skip_dir=_excluded_dir, want_file=_wanted_file, reuse=self._reuse, left_out=left_out
+        )
         return self.commit_entries(entries, message, allow_empty=allow_empty, synced=True)
 
     def commit_entries(

@@ -129,6 +129,32 @@ def test_sandbox_on_a_unix_socket_engine_keeps_agent_files_and_root_owned_tests(
         assert "new.py" in box.diff()
 
 
+def test_the_remote_workspace_is_a_volume_of_the_quotas_size(remote: str, tmp_path: Path) -> None:
+    """No host mount there: /workspace is a tmpfs volume of the engine's local driver, its size
+    the quota; a write past it is the tool error ``disk_full``, and what fits is committed."""
+    with ct.using_host(REMOTE_UNIX):
+        image = ensure_task_image(load_task("todo-cli"))
+    with (
+        ct.using_host(REMOTE_UNIX),
+        DockerSandbox.start(image, run_id="remote-quota", root=tmp_path, quota_mb=32) as box,
+    ):
+        assert box.quota_mb == 32 and box.quota_note is None
+        size = box.call(
+            ParsedCall(id="s", name="run_shell", arguments={"command": "df -m --output=size /workspace"})
+        )
+        assert 30 <= int(size.output.split()[1]) <= 32, size.output
+        filled = box.call(
+            ParsedCall(
+                id="f",
+                name="run_shell",
+                arguments={"command": "echo a > a.txt; dd if=/dev/zero of=fill bs=1M count=64"},
+            )
+        )
+        assert filled.error == "disk_full" and "its quota is 32 MB" in filled.output, filled.output
+        assert box.call(ParsedCall(id="r", name="run_shell", arguments={"command": "rm fill"})).ok
+        assert box.commit("turn 1") is not None and "a.txt" in box.diff()
+
+
 def test_pool_skips_a_dead_engine_and_retries_a_run_whose_engine_dies(remote: str, tmp_path: Path) -> None:
     assert pool.pick([DEAD, remote]) == remote
     pool.release(remote)
