@@ -37,6 +37,17 @@ def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
     return _MARKUP_RE.sub("", "".join(pieces)).strip()
 
 
+def _wrapper_after_example(text: str, line_start: int) -> bool:
+    """The line before opens a wrapper right after an example marker ("The format is
+    <seed:tool_call>" and the call on the next line): the call inside is the example."""
+    if line_start == 0:
+        return False
+    prev = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1].rstrip()
+    if not prev.endswith(">"):
+        return False
+    return _MARKUP_RE.sub("", prev).strip().lower().endswith(_EXAMPLE)
+
+
 def quoted(
     text: str, start: int, end: int, spans: list[tuple[int, int]], *, strict: bool, closed: bool
 ) -> bool:
@@ -45,7 +56,7 @@ def quoted(
     if text.count("`", line_start, start) % 2 == 1:
         return True  # inside a `code span`
     before = _outside(text, line_start, start, spans)
-    if before.lower().endswith(_EXAMPLE):
+    if before.lower().endswith(_EXAMPLE) or (not before and _wrapper_after_example(text, line_start)):
         return True
     runs_on = bool(before) and (before[-1].isalnum() or before[-1] in "\"'(,")
     if strict and not closed:

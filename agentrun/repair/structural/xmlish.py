@@ -253,8 +253,9 @@ def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
                 end += 1
         if not args:
             continue
-        if _KV_OPEN_RE.match(text, end) or text.startswith(("<arg_", "<key>", "<value>"), end):
-            closed = False  # a pair begun and cut off
+        rest = text[end : end + 80]
+        if _KV_OPEN_RE.match(rest) or (rest.startswith("<") and ">" not in rest):
+            closed = False  # a pair begun and cut off, or a tag the text ends inside
         found.append(Found(name.group(1), args, name.start(), end, "xmlish_kv", closed=closed))
         pos = end
     return found

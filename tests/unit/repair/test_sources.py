@@ -11,6 +11,7 @@ import pytest
 from tests.fixtures.repair.sources import (
     HELD_OUT,
     WAS_HELD_OUT,
+    Case,
     Tally,
     all_cases,
     gathered_cases,
@@ -76,3 +77,29 @@ def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally])
 
 def test_no_cut_off_call_runs(tallies: dict[str, Tally]) -> None:
     assert {s: t.cut_ran for s, t in tallies.items() if t.cut_ran} == {}
+
+
+def test_a_copy_cut_anywhere_runs_only_calls_the_whole_reply_holds() -> None:
+    """Every positive case of every source, cut at a dozen points: a cut copy runs only calls
+    the whole reply runs (or the source expects), and with ``finish_reason="length"`` none.
+    (It found a Seed-OSS example call in the thinking that ran once its close was cut, and
+    unwrapped GLM pairs cut inside the next tag.)"""
+    import json
+
+    from agentrun.messages import Message
+    from agentrun.repair import correct
+
+    def ran(case: Case, text: str, **kw: object) -> set[tuple[str, str]]:
+        msg = Message(role="assistant", content=text, reasoning=case.message.reasoning)
+        return {
+            (c.name, json.dumps(c.arguments, sort_keys=True)) for c in correct(msg, case.tools, **kw).calls
+        }
+
+    for case in all_cases():
+        text = case.message.content or ""
+        if not text or case.message.tool_calls or not case.expected:
+            continue
+        allowed = ran(case, text, **case.kw) | {(n, json.dumps(a, sort_keys=True)) for n, a in case.expected}
+        for cut in range(1, len(text), max(1, len(text) // 12)):
+            assert ran(case, text[:cut]) <= allowed, (case.source, case.id, text[:cut][-80:])
+            assert not ran(case, text[:cut], finish_reason="length"), (case.source, case.id)
