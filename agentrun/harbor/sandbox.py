@@ -36,10 +36,12 @@ from agentrun.messages import ParsedCall, ToolResult
 from agentrun.paths import data_dir
 from agentrun.sandbox import checked_exec, owned, snapshots
 from agentrun.sandbox import container as ct
+from agentrun.sandbox.arguments import bound_arguments
 from agentrun.sandbox.base import ExecResult
 from agentrun.sandbox.channel import Channel, ChannelClosed, ChannelTimeout
 from agentrun.sandbox.profiles import HARBOR
 from agentrun.tasks import TaskSpec
+from agentrun.toolset import ArgumentError
 
 LABEL = "agentrun"
 TOOLS_MOUNT = "/opt/agentrun/tools"
@@ -47,6 +49,7 @@ RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 # The runtime ends its predecessors and what every call started (as root too: its own
 # descendants, never the container's other processes; ``tools/leftovers.py``).
 RUNTIME_ENV = {"AGENTRUN_STOP_LEFTOVERS": "tree"}
+SHELL_TIMEOUT_MAX = 24 * 3600.0  # the run's wall time cuts a command first (``agent.py``)
 _TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
 _CHANGE_KINDS = {0: "M", 1: "A", 2: "D"}
 
@@ -183,7 +186,11 @@ class HarborSandbox:
         A runtime found dead before the request could be written (``ChannelClosed.sent`` is
         False) is reopened and takes the request; one that died once it had the request fails
         this call (it may have done part of its work), and the next call gets a fresh runtime."""
-        call_id, name, arguments = call.id, call.name, call.arguments
+        call_id, name = call.id, call.name
+        try:  # bounded as the strict profile's are: what a model sent must not crash the host
+            arguments = bound_arguments(name, call.arguments, shell_timeout_max=SHELL_TIMEOUT_MAX)
+        except ArgumentError as exc:
+            return ToolResult(call_id=call_id, name=name, output=str(exc), error=exc.kind)
         request = {"id": call_id, "tool": name, "args": arguments}
         wait = arguments.get("timeout") if name == "run_shell" else None
         deadline = max(wait if isinstance(wait, int | float) else 0.0, 120.0) + 30.0

@@ -267,3 +267,24 @@ def test_a_call_that_kills_the_runtime_is_not_run_again(
         after = box.call(ParsedCall(id="c2", name="run_shell", arguments={"command": "cat /tmp/runs"}))
         assert after.ok and after.output.count("ran") == 1, after.output
         assert died.error == "runtime" and "not run again" in died.output, died.output
+
+
+def test_hostile_arguments_are_tool_errors_not_crashes(
+    solve_only: Any, tmp_path: Path, docker_client: Any
+) -> None:
+    """What a model sent reaches the harbor sandbox bounded too (``sandbox/arguments.py``): a
+    timeout of 1e308 is clamped, arguments nested past ``MAX_DEPTH`` are refused, and the box still works."""
+    from agentrun.messages import ParsedCall
+
+    deep: list[object] = []
+    for _ in range(40):  # a ParsedCall cannot even hold 50,000 (its validator recurses)
+        deep = [deep]
+    task, image = solve_only
+    with _start(task, image, tmp_path, docker_client, "harbor-bounds-test") as box:
+        huge = box.call(
+            ParsedCall(id="c1", name="run_shell", arguments={"command": "echo ok", "timeout": 1e308})
+        )
+        assert huge.ok and "ok" in huge.output, huge.output
+        nested = box.call(ParsedCall(id="c2", name="write_file", arguments={"path": "a", "content": deep}))
+        assert nested.error == "validation" and "nested" in nested.output, nested.output
+        assert box.call(ParsedCall(id="c3", name="run_shell", arguments={"command": "echo fine"})).ok
