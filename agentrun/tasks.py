@@ -44,6 +44,7 @@ Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 Delay = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
 Cpus = Annotated[float, Field(gt=0, le=MAX_CPUS, allow_inf_nan=False)]
 MemoryMb = Annotated[int, Field(ge=6, le=MAX_MEMORY_MB)]  # 6 MB: Docker's least
+Finite = Annotated[float, Field(allow_inf_nan=False)]  # NaN compares false: a step could never fail
 
 
 class _Section(BaseModel):
@@ -183,7 +184,7 @@ class StepSection(_Section):
     name: str = Field(pattern=r'^[^<>:"/\\|?*\x00-\x1f\x7f]*[^<>:"/\\|?*\x00-\x1f\x7f. ]$')
     agent: StepAgentSection = Field(default_factory=StepAgentSection)
     verifier: VerifierSection = Field(default_factory=VerifierSection)  # its timeout: 600 s unless set
-    min_reward: float | dict[str, float] | None = None
+    min_reward: Finite | dict[str, Finite] | None = None
     artifacts: Artifacts = Field(default_factory=list)
     healthcheck: HealthcheckSection | None = None  # after the step's setup.sh, before its agent
 

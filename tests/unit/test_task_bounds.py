@@ -42,6 +42,7 @@ def make_task(root: Path, toml: str) -> Path:
         ("environment.healthcheck", 'command = "true"\ninterval_sec = -1', "interval_sec", "greater than"),
         ("metadata.agentrun", "pids_limit = 100000000000000000000", "agentrun.pids_limit", "4194304"),
         ("metadata.agentrun", "shell_timeout_sec = 1e308", "agentrun.shell_timeout_sec", "604800"),
+        ("[steps]", 'name = "a"\nmin_reward = nan', "steps.0.min_reward", "finite number"),
     ],
 )
 def test_an_absurd_value_is_one_line_about_its_field(
