@@ -350,7 +350,7 @@ class DockerSandbox:
         if self.quota_mb is not None and not self.remote:  # the files copied out, then unmounted
             kept = self._keep_root or not self.workspace.is_relative_to(self.root)
             with contextlib.suppress(SandboxError, OSError):
-                quota.unmount(self.workspace, keep=kept)
+                quota.unmount(self.workspace, keep=kept, owner=self.root / ".workspace.owner")
         if self.remote and self._keep_root and self.initial_commit:
             with contextlib.suppress(OSError, SandboxError, tarfile.TarError):
                 remote.mirror(self.git_dir, self.workspace)

@@ -11,12 +11,14 @@ A write past the quota fails with ENOSPC inside the container, and the tools rep
 error ``disk_full`` (``tools/builtin.py``). Mounting needs root: run as another user (or with no
 ``mkfs.ext4``/loop device) the local workspace is not limited, and ``mount`` says why.
 At close the mount is copied out to a plain folder (``cp -a``: links stay links, nothing is
-followed or opened) and unmounted.
+followed or opened) and unmounted; a run killed before that is found by ``prune_mounts`` (the
+start of every run and ``sandbox prune``) through ``<root>/.workspace.owner``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -26,7 +28,7 @@ from typing import Any
 
 from docker.types import DriverConfig
 
-from agentrun import lifeline
+from agentrun import lifeline, liveness
 from agentrun.errors import SandboxError
 from agentrun.sandbox.base import ENGINE_ERRORS
 from agentrun.sandbox.workspace import archive
@@ -66,14 +68,17 @@ def mount(ws: Path, image: Path, size_mb: int) -> str | None:
             image.unlink()  # the loop device holds it open until the unmount
     with contextlib.suppress(OSError):
         (ws / "lost+found").rmdir()
+    owner = {**liveness.owner_labels(), "mountpoint": str(ws)}  # for ``prune_mounts`` if we die
+    image.with_suffix(".owner").write_text(json.dumps(owner))
     if before is not None:
         _run("cp", "-a", f"{before}/.", str(ws), timeout=600)
         shutil.rmtree(before, ignore_errors=True)
     return None
 
 
-def unmount(ws: Path, *, keep: bool) -> None:
-    """Copy the mounted files to a plain folder at ``ws`` (when ``keep``), then unmount."""
+def unmount(ws: Path, *, keep: bool, owner: Path | None = None) -> None:
+    """Copy the mounted files to a plain folder at ``ws`` (when ``keep``), then unmount; the
+    ``owner`` file (``<root>/.workspace.owner``) goes with it."""
     staged = ws.with_name(ws.name + ".quota-copy")
     if keep:
         shutil.rmtree(staged, ignore_errors=True)
@@ -87,6 +92,35 @@ def unmount(ws: Path, *, keep: bool) -> None:
     if keep:
         ws.rmdir()
         staged.rename(ws)
+    if owner is not None:
+        owner.unlink(missing_ok=True)
+
+
+def prune_mounts() -> int:
+    """Unmount the workspaces of runs that died (SIGKILL: no close ran), their files copied out
+    as ``close`` does; a live run's mount and anything that is not ours are left. How many."""
+    removed = 0
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        with contextlib.suppress(OSError, ValueError, SandboxError):
+            image = Path(backing.read_text().strip().removesuffix(" (deleted)"))
+            owner_file = image.with_suffix(".owner")
+            if image.name != ".workspace.img" or not owner_file.is_file():
+                continue
+            owner = json.loads(owner_file.read_text())
+            device = f"/dev/{backing.parent.parent.name}"
+            mountpoint = Path(owner["mountpoint"])
+            if not liveness.is_dead(owner) or _source(mountpoint) != device:
+                continue
+            unmount(mountpoint, keep=True, owner=owner_file)
+            removed += 1
+    return removed
+
+
+def _source(mountpoint: Path) -> str:
+    found = lifeline.run(
+        ["findmnt", "-n", "-o", "SOURCE", str(mountpoint)], capture_output=True, text=True, timeout=30
+    )
+    return found.stdout.strip()
 
 
 def volume_driver(size_mb: int, uid: int) -> DriverConfig:

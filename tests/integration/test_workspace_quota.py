@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from agentrun_testsupport import first_line, load_result, only_run, run_cli, spa
 
 from agentrun.messages import ParsedCall
 from agentrun.sandbox.docker import DockerSandbox
+from agentrun.sandbox.reaper import prune_dead
 
 pytestmark = pytest.mark.docker
 
@@ -60,6 +63,36 @@ def test_writes_past_the_quota_are_a_disk_full_error(sandbox: DockerSandbox, tmp
     assert not mounted(tmp_path / "ws")
     assert (tmp_path / "ws" / "small.txt").read_text() == "kept\n"
     assert (tmp_path / "ws" / "more.txt").stat().st_size == 8 << 20
+
+
+def test_a_killed_runs_mount_is_pruned_with_its_files_kept(todo_image: str, tmp_path: Path) -> None:
+    """SIGKILL skips close: the next prune finds the mount by its owner file, the owner dead,
+    and unmounts it with the files copied out, as close would have."""
+    limited()
+    ws = tmp_path / "ws"
+    child = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from agentrun.messages import ParsedCall
+        from agentrun.sandbox.docker import DockerSandbox
+        sb = DockerSandbox.start({todo_image!r}, run_id="test-quota-killed", root=Path({str(tmp_path / "run")!r}),
+                                 workspace=Path({str(ws)!r}), quota_mb=32)
+        assert sb.call(ParsedCall(id="w", name="write_file", arguments={{"path": "kept.txt", "content": "done"}})).ok
+        print("ready", flush=True)
+        time.sleep(600)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first_line(proc, timeout=120) == "ready"
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    assert mounted(ws)
+    pruned = prune_dead()
+    assert pruned.mounts == 1 and pruned.containers >= 1, pruned
+    assert not mounted(ws) and (ws / "kept.txt").read_text() == "done"
+    assert not (tmp_path / "run" / ".workspace.owner").exists()
+    assert prune_dead().mounts == 0
 
 
 PAST_THE_LIMITS = [  # inserted after the first turn of todo-cli's replay script
