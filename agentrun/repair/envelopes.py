@@ -46,7 +46,7 @@ def extract_deepseek(text: str) -> list[Found]:
     found: list[Found] = []
     for m in _DS_CALL_RE.finditer(text):
         if "<steptml:" in m.group(0):
-            continue  # Step-3 wraps its XML calls in the same special tokens (formats.xml_calls)
+            continue  # Step-3 wraps its XML calls in the same special tokens (repair.structural)
         head, body = m.group(1).strip(), m.group(2)
         closed = bool(re.search(rf"{_DS_END}$", m.group(0)))
         if head in ("function", "") and "\n" in body.lstrip():
@@ -95,10 +95,6 @@ _PARAM_RE = re.compile(
     r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
 )
 _GLM_ARG_RE = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL)
-_INVOKE_RE = re.compile(r"<invoke\s+name=[\"']?([^\"'>]+)[\"']?\s*>(.*?)(?:</invoke>|\Z)", re.DOTALL)
-_INVOKE_PARAM_RE = re.compile(
-    r"<parameter\s+name=[\"']?([^\"'>]+)[\"']?\s*>(.*?)(?:</parameter>|\Z)", re.DOTALL
-)
 
 
 def _trim_value(value: str) -> str:
@@ -141,22 +137,11 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
     return found
 
 
-def _invokes(body: str, offset: int, family: str, closed_outer: bool) -> list[Found]:
-    found: list[Found] = []
-    for inv in _INVOKE_RE.finditer(body):
-        parsed = {p.group(1).strip(): RawText(p.group(2)) for p in _INVOKE_PARAM_RE.finditer(inv.group(2))}
-        args = leftover_args(inv.group(2), _INVOKE_PARAM_RE, dict(parsed))
-        closed = closed_outer and inv.group(0).rstrip().endswith("</invoke>")
-        found.append(
-            Found(inv.group(1).strip(), args, offset + inv.start(), offset + inv.end(), family, closed=closed)
-        )
-    return found
-
-
 def extract_tool_call_tags(text: str) -> list[Found]:
     """``<tool_call>`` bodies in four dialects: Hermes/Qwen2.5 JSON, Granite JSON lists,
     Qwen3-Coder ``<function=name><parameter=p>v</parameter></function>``, GLM 4.x
-    ``name<arg_key>k</arg_key><arg_value>v</arg_value>`` (and ``<invoke name=..>`` bodies)."""
+    ``name<arg_key>k</arg_key><arg_value>v</arg_value>`` (``<invoke name=..>`` bodies, MiniMax's
+    among them, are ``repair.structural``'s)."""
     found: list[Found] = []
     for m in _TOOL_CALL_RE.finditer(text):
         body, closed = m.group(1), m.group(0).endswith("</tool_call>")
@@ -168,9 +153,6 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             found.extend(json_calls(stripped, start, end, "hermes", strict=True, closed=whole))
         elif "<function=" in body:
             inner = _qwen_functions(body, 0, True, outer_end=closed)
-            found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
-        elif "<invoke" in body:
-            inner = _invokes(body, 0, "invoke_xml", True)
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         else:
             name = stripped.split("<arg_key>", 1)[0].strip()
@@ -203,18 +185,6 @@ def extract_kimi(text: str) -> list[Found]:
         name = re.sub(r":\d+$", "", name)
         closed = m.group(0).endswith("<|tool_call_end|>")
         found.append(Found(name, m.group(2).strip(), m.start(), m.end(), "kimi_k2", closed=closed))
-    return found
-
-
-_MINIMAX_RE = re.compile(r"<minimax:tool_call>(.*?)(?:</minimax:tool_call>|\Z)", re.DOTALL)
-
-
-def extract_minimax(text: str) -> list[Found]:
-    """MiniMax M2 ``<minimax:tool_call><invoke name="x"><parameter name="p">v</parameter></invoke>``."""
-    found: list[Found] = []
-    for m in _MINIMAX_RE.finditer(text):
-        closed = m.group(0).endswith("</minimax:tool_call>")
-        found.extend(_invokes(m.group(1), m.start(1), "minimax", closed))
     return found
 
 
@@ -300,7 +270,6 @@ ENVELOPE_EXTRACTORS: tuple[Callable[[str], list[Found]], ...] = (
     extract_deepseek,
     extract_dsml,
     extract_kimi,
-    extract_minimax,
     extract_tool_call_tags,
     extract_bare_functions,
     extract_python_tag,

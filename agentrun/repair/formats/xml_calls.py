@@ -1,8 +1,5 @@
 """XML-style calls from families the older extractors did not know.
 
-* StepFun Step-3: ``<｜tool_calls_begin｜><｜tool_call_begin｜>[function<｜tool_sep｜>NAME\\n]
-  <steptml:invoke name="NAME"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke>
-  <｜tool_call_end｜><｜tool_calls_end｜>`` (vLLM ``step3`` parser and its tests);
 * MiniCPM 5: ``<function name="NAME"><param name="k">v</param></function>``, values possibly
   in ``<![CDATA[..]]>``, the space after the tag name sometimes left as the tokenizer's
   ``Ġ`` or dropped (``<functionname="..">``) (vLLM ``minicpm5`` parser tests);
@@ -19,12 +16,7 @@ import re
 from agentrun.repair.candidates import Found, RawText
 from agentrun.repair.jsonfix import looks_cut_off
 
-__all__ = ["extract_minicpm", "extract_step3"]
-
-_STEP_INVOKE_RE = re.compile(r"<steptml:invoke\s+name=\"([^\"]*)\"\s*>(.*?)(</steptml:invoke>|\Z)", re.DOTALL)
-_STEP_PARAM_RE = re.compile(
-    r"<steptml:parameter\s+name=\"([^\"]*)\"\s*>(.*?)(</steptml:parameter>|\Z)", re.DOTALL
-)
+__all__ = ["extract_minicpm"]
 
 
 def _params(body: str, pattern: re.Pattern[str]) -> tuple[dict[str, object], bool]:
@@ -38,18 +30,6 @@ def _params(body: str, pattern: re.Pattern[str]) -> tuple[dict[str, object], boo
         args[p.group(1).strip()] = RawText(value)
         closed = closed and bool(p.group(3))
     return args, closed
-
-
-def extract_step3(text: str) -> list[Found]:
-    """Step-3 ``<steptml:invoke name=..><steptml:parameter name=..>v</steptml:parameter>..``."""
-    if "<steptml:invoke" not in text:
-        return []
-    found: list[Found] = []
-    for m in _STEP_INVOKE_RE.finditer(text):
-        args, params_closed = _params(m.group(2), _STEP_PARAM_RE)
-        closed = bool(m.group(3)) and params_closed
-        found.append(Found(m.group(1).strip(), args, m.start(), m.end(), "step3", closed=closed))
-    return found
 
 
 _SP = "(?:\\s|\u0120)*"
