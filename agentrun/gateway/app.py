@@ -12,6 +12,7 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -21,7 +22,15 @@ from agentrun.gateway.config import GatewayConfig
 from agentrun.gateway.corrector import Finished, StreamCorrector
 from agentrun.gateway.errors import GatewayError, UpstreamFailure, error_body
 from agentrun.gateway.records import Exchange, Recorder, conversation_of, digest, new_messages
-from agentrun.gateway.replies import SSE_HEADERS, Answer, corrected, direct_collect, direct_stream
+from agentrun.gateway.replies import (
+    SSE_HEADERS,
+    Answer,
+    ChatWriter,
+    Writer,
+    corrected,
+    direct_collect,
+    direct_stream,
+)
 from agentrun.gateway.upstream import Opened, Upstream
 from agentrun.model import _Assembly as Assembly
 from agentrun.toolset import ToolSpec
@@ -193,7 +202,9 @@ async def _responses(request: web.Request, gw: Gateway, exchange: Exchange) -> w
             return web.Response(body=responses.events(reply), headers=SSE_HEADERS)
         return web.json_response(reply, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
-    return await _corrected(request, gw, exchange, chat, None, answer)
+    streamed = exchange.stream and gw.config.mode == "corrected"
+    writer = (lambda c: responses.ResponseWriter(c, shape)) if streamed else None
+    return await _corrected(request, gw, exchange, chat, writer, answer)
 
 
 async def _admit(
@@ -219,8 +230,9 @@ async def _chat(request: web.Request, gw: Gateway, exchange: Exchange) -> web.St
     await _admit(request, gw, exchange, raw, body, stream=bool(body.get("stream")))
     if gw.config.mode == "direct" or (body.get("n") or 1) > 1:
         return await _direct(request, gw, raw, body, exchange, request.headers.get("Authorization"))
-    usage = bool((body.get("stream_options") or {}).get("include_usage")) if exchange.stream else None
-    return await _corrected(request, gw, exchange, body, usage)
+    usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    writer = (lambda c: ChatWriter(c, usage)) if exchange.stream else None
+    return await _corrected(request, gw, exchange, body, writer)
 
 
 async def _corrected(
@@ -228,7 +240,7 @@ async def _corrected(
     gw: Gateway,
     exchange: Exchange,
     body: dict[str, Any],
-    usage: bool | None,
+    writer: Callable[[StreamCorrector], Writer] | None,
     answer: Answer | None = None,
 ) -> web.StreamResponse:
     tools = _tools(body)
@@ -247,7 +259,7 @@ async def _corrected(
         return StreamCorrector(tools, max_tokens, opened.sent_at, time.time())
 
     auth = request.headers.get("Authorization")
-    return await corrected(request, gw.upstream, payload, auth, exchange, make, usage, answer)
+    return await corrected(request, gw.upstream, payload, auth, exchange, make, writer, answer)
 
 
 async def _direct(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp import web
@@ -29,7 +29,16 @@ from agentrun.messages import Attempt, Completion, Message, Timings, ToolCall
 from agentrun.model import _Assembly as Assembly
 from agentrun.model._stream import usage_of
 
-__all__ = ["SSE_HEADERS", "Answer", "chat_completion", "corrected", "direct_collect", "direct_stream"]
+__all__ = [
+    "SSE_HEADERS",
+    "Answer",
+    "ChatWriter",
+    "Writer",
+    "chat_completion",
+    "corrected",
+    "direct_collect",
+    "direct_stream",
+]
 
 Answer = Callable[[Finished, StreamCorrector], web.Response]  # a collected reply, as the client gets it
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -91,12 +100,12 @@ async def corrected(
     auth: str | None,
     exchange: Exchange,
     make: Callable[[Opened], StreamCorrector],
-    include_usage: bool | None,
+    writer: Callable[[StreamCorrector], Writer] | None,
     answer: Answer | None = None,
 ) -> web.StreamResponse:
-    """A corrected answer, streamed (``include_usage`` not None) or collected and given as
-    ``answer`` writes it (default: a ``chat.completion``); a reply that breaks before anything
-    reached the client is asked again, each failed try recorded."""
+    """A corrected answer, streamed as ``writer`` writes it, or (``writer`` None) collected and
+    given as ``answer`` writes it (default: a ``chat.completion``); a reply that breaks before
+    anything reached the client is asked again, each failed try recorded."""
     failed: list[Attempt] = []
     for number in range(1, upstream.config.max_attempts + 1):
         opened = await upstream.open_chat(payload, auth)
@@ -104,14 +113,14 @@ async def corrected(
         exchange.attempts = tuple(failed)
         corrector, out = make(opened), _Out(request)
         try:
-            if include_usage is None:
+            if writer is None:
                 return await _collect(opened, corrector, exchange, answer or chat_completion)
-            return await _stream(out, opened, corrector, exchange, include_usage)
+            written = writer(corrector)
+            return await _stream(out, opened, corrector, exchange, written)
         except StreamBroken as exc:
             if out.started and out.response is not None:  # too late to ask again: say so in the stream
                 exchange.status, exchange.error = 502, str(exc)
-                body = {"error": {"message": str(exc), "type": "server_error", "code": "upstream_stream"}}
-                await out.response.write(encode(body))
+                await out.response.write(written.error(str(exc)))
                 await out.response.write_eof()
                 return out.response
             failed.append(_broken(exc, len(failed) + 1, opened))
@@ -137,8 +146,38 @@ def _broken(exc: StreamBroken, number: int, opened: Opened) -> Attempt:
     )
 
 
+class Writer(Protocol):
+    """How a streamed corrected reply is written: each released delta, the end, a late error."""
+
+    def delta(self, delta: dict[str, Any]) -> bytes: ...
+
+    def end(self, finished: Finished) -> bytes: ...
+
+    def error(self, message: str) -> bytes: ...
+
+
+class ChatWriter:
+    """As the chat-completions API streams: a chunk per delta, then the rest, usage, ``[DONE]``."""
+
+    def __init__(self, corrector: StreamCorrector, include_usage: bool) -> None:
+        self.corrector, self.include_usage = corrector, include_usage
+
+    def delta(self, delta: dict[str, Any]) -> bytes:
+        return self.corrector.event(delta)
+
+    def end(self, finished: Finished) -> bytes:
+        events = [encode(piece) for piece in finished.chunks]
+        usage = self.corrector.assembly.usage
+        if self.include_usage and usage is not None:
+            events.append(encode({**self.corrector.head, "choices": [], "usage": usage}))
+        return b"".join((*events, DONE))
+
+    def error(self, message: str) -> bytes:
+        return encode({"error": {"message": message, "type": "server_error", "code": "upstream_stream"}})
+
+
 async def _stream(
-    out: _Out, opened: Opened, corrector: StreamCorrector, exchange: Exchange, include_usage: bool
+    out: _Out, opened: Opened, corrector: StreamCorrector, exchange: Exchange, writer: Writer
 ) -> web.StreamResponse:
     clock = _Clock(exchange, exchange.t_in)
     async for batch in upstream_batches(opened.response, corrector.assembly):
@@ -147,19 +186,17 @@ async def _stream(
         for chunk in batch:
             for delta in corrector.feed(chunk):
                 clock.saw(delta)
-                events.append(corrector.event(delta))
+                events.append(writer.delta(delta))
                 output = output or _is_output(delta)
-        if events:  # what arrived together goes out in one write
-            await out.write(b"".join(events), output=output)
+        data = b"".join(events)
+        if data:  # what arrived together goes out in one write
+            await out.write(data, output=output)
     finished = corrector.finish()
     _record(exchange, finished)
     for piece in finished.chunks:
         clock.saw(piece["choices"][0]["delta"])
-        await out.write(encode(piece))
-    if include_usage and corrector.assembly.usage is not None:
-        await out.write(encode({**corrector.head, "choices": [], "usage": corrector.assembly.usage}))
-    await out.write(DONE)
-    assert out.response is not None  # the finish chunk was written
+    await out.write(writer.end(finished))
+    assert out.response is not None  # the end was written
     await out.response.write_eof()
     exchange.timings["e2e_s"] = time.perf_counter() - clock.t_in
     return out.response

@@ -2,11 +2,12 @@
 upstream, the reply corrected by the chat path's own corrector (``replies.corrected``, which is
 ``CorrectedPolicy.correct``), and its verdict written as the Responses API writes a response.
 
-Only the translation lives here, both ways; there is no second copy of any repair. The reply
-is collected before it is answered: a streaming client gets the whole event sequence
-(``response.created`` ... ``response.completed``) once the reply is decided, its text in one
-``response.output_text.delta``. In ``direct`` mode the model's own message is written back,
-unrepaired. Function tools only; items of other types are refused with a 400.
+Only the translation lives here, both ways; there is no second copy of any repair. A streaming
+client gets the text as the corrector releases it (``response.output_text.delta``; what may be
+a call held back, as on the chat path) and the ``function_call`` items once the reply is
+decided (``ResponseWriter``, the chat path's ``replies.Writer`` for this API). In ``direct``
+mode the model's own message is written back, unrepaired, once it is complete. Function tools
+only; items of other types are refused with a 400.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agentrun.gateway.errors import GatewayError
 from agentrun.lines import json_line
 from agentrun.messages import ToolCall
 
-__all__ = ["chat_request", "events", "shaper"]
+__all__ = ["ResponseWriter", "chat_request", "events", "shaper"]
 
 Shape = Callable[[Finished, StreamCorrector], dict[str, Any]]
 
@@ -147,39 +148,114 @@ def shaper(mode: str, model: str | None) -> Shape:
     return shape
 
 
-def events(response: dict[str, Any]) -> bytes:
-    """The response as the Responses API streams one: created, each item added, its text, done,
-    completed; every event with its ``sequence_number``."""
-    seq = iter(range(1_000_000))
-    out = [_event("response.created", seq, response={**response, "status": "in_progress", "output": []})]
-    for index, item in enumerate(response["output"]):
-        added = {**item, "status": "in_progress"}
+class _Seq:
+    """The events of one response, numbered as written."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def event(self, kind: str, **fields: Any) -> bytes:
+        data = json_line({"type": kind, "sequence_number": self.n, **fields}, separators=(",", ":"))
+        self.n += 1
+        return f"event: {kind}\ndata: {data}\n\n".encode()
+
+
+def _created(seq: _Seq, response: dict[str, Any]) -> bytes:
+    return seq.event("response.created", response={**response, "status": "in_progress", "output": []})
+
+
+def _message_open(seq: _Seq, item: dict[str, Any], index: int) -> bytes:
+    where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    added = seq.event("response.output_item.added", output_index=index, item={**item, "content": []})
+    part = {"type": "output_text", "text": "", "annotations": []}
+    return added + seq.event("response.content_part.added", **where, part=part)
+
+
+def _text_delta(seq: _Seq, item_id: str, index: int, text: str) -> bytes:
+    return seq.event(
+        "response.output_text.delta", item_id=item_id, output_index=index, content_index=0, delta=text
+    )
+
+
+def _message_close(seq: _Seq, item: dict[str, Any], index: int) -> bytes:
+    part, where = item["content"][0], {"item_id": item["id"], "output_index": index, "content_index": 0}
+    done = seq.event("response.output_text.done", **where, text=part["text"])
+    done += seq.event("response.content_part.done", **where, part=part)
+    return done + seq.event("response.output_item.done", output_index=index, item=item)
+
+
+def _call_events(seq: _Seq, item: dict[str, Any], index: int) -> bytes:
+    where = {"item_id": item["id"], "output_index": index}
+    out = seq.event("response.output_item.added", output_index=index, item={**item, "arguments": ""})
+    out += seq.event("response.function_call_arguments.delta", **where, delta=item["arguments"])
+    out += seq.event("response.function_call_arguments.done", **where, arguments=item["arguments"])
+    return out + seq.event("response.output_item.done", output_index=index, item=item)
+
+
+def _rest(seq: _Seq, response: dict[str, Any], start: int) -> bytes:
+    """The output items from ``start`` on, each whole, then the response's last event."""
+    out = []
+    for index, item in enumerate(response["output"][start:], start=start):
         if item["type"] == "message":
-            added["content"] = []
-        elif item["type"] == "function_call":
-            added["arguments"] = ""
-        out.append(_event("response.output_item.added", seq, output_index=index, item=added))
-        if item["type"] == "message":
-            part, where = (
-                item["content"][0],
-                {"item_id": item["id"], "output_index": index, "content_index": 0},
-            )
-            out.append(_event("response.content_part.added", seq, **where, part={**part, "text": ""}))
-            out.append(_event("response.output_text.delta", seq, **where, delta=part["text"]))
-            out.append(_event("response.output_text.done", seq, **where, text=part["text"]))
-            out.append(_event("response.content_part.done", seq, **where, part=part))
+            text = item["content"][0]["text"]
+            out.append(_message_open(seq, item, index) + _text_delta(seq, item["id"], index, text))
+            out.append(_message_close(seq, item, index))
         else:
-            args = {"item_id": item["id"], "output_index": index}
-            out.append(_event("response.function_call_arguments.delta", seq, **args, delta=item["arguments"]))
-            out.append(
-                _event("response.function_call_arguments.done", seq, **args, arguments=item["arguments"])
-            )
-        out.append(_event("response.output_item.done", seq, output_index=index, item=item))
+            out.append(_call_events(seq, item, index))
     done = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
-    out.append(_event(done, seq, response=response))
-    return b"".join(out)
+    return b"".join((*out, seq.event(done, response=response)))
 
 
-def _event(kind: str, seq: Any, **fields: Any) -> bytes:
-    data = json_line({"type": kind, "sequence_number": next(seq), **fields}, separators=(",", ":"))
-    return f"event: {kind}\ndata: {data}\n\n".encode()
+def events(response: dict[str, Any]) -> bytes:
+    """A collected response as the Responses API streams one, every event numbered."""
+    seq = _Seq()
+    return _created(seq, response) + _rest(seq, response, 0)
+
+
+class ResponseWriter:
+    """A corrected reply streamed as Responses events while it streams (``replies.Writer``):
+    the text released by the corrector as ``output_text`` deltas, the calls once decided."""
+
+    def __init__(self, corrector: StreamCorrector, shape: Shape) -> None:
+        self.corrector, self.shape, self.seq = corrector, shape, _Seq()
+        self.item: dict[str, Any] | None = None  # the message being written, once text came
+        self.shown = ""
+
+    def delta(self, delta: dict[str, Any]) -> bytes:
+        text = delta.get("content")
+        if not text:
+            return b""  # the role, and reasoning (not an output item here)
+        out = b""
+        if self.item is None:
+            self.item = {"type": "message", "id": f"msg_{uuid.uuid4().hex[:24]}", "status": "in_progress"}
+            self.item |= {"role": "assistant", "content": []}
+            out = _created(self.seq, self.shape_now()) + _message_open(self.seq, self.item, 0)
+        self.shown += text
+        return out + _text_delta(self.seq, self.item["id"], 0, text)
+
+    def shape_now(self) -> dict[str, Any]:
+        """The response's envelope before its reply is decided (what ``response.created`` carries)."""
+        return {"id": f"resp_{self.corrector.head.get('id') or uuid.uuid4().hex}", "object": "response"} | {
+            "created_at": int(time.time()),
+            "model": self.corrector.head.get("model"),
+            "output": [],
+        }
+
+    def end(self, finished: Finished) -> bytes:
+        response = self.shape(finished, self.corrector)
+        if self.item is None:
+            return _created(self.seq, response) + _rest(self.seq, response, 0)
+        output = response["output"]
+        final = output[0]["content"][0]["text"] if output and output[0]["type"] == "message" else ""
+        rest = final[len(self.shown) :] if final.startswith(self.shown) else ""
+        item = {
+            **self.item,
+            "status": "completed",
+            "content": [{"type": "output_text", "text": self.shown + rest, "annotations": []}],
+        }
+        response["output"] = [item, *(o for o in output if o["type"] != "message")]
+        delta = _text_delta(self.seq, item["id"], 0, rest) if rest else b""
+        return delta + _message_close(self.seq, item, 0) + _rest(self.seq, response, 1)
+
+    def error(self, message: str) -> bytes:
+        return self.seq.event("error", code="upstream_stream", message=message, param=None)

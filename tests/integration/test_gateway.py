@@ -276,17 +276,26 @@ def test_direct_mode_hands_the_text_on(leaky: ReplayServer, tmp_path: Path) -> N
     assert records(gw)[0]["repairs"] == []
 
 
-def test_a_stream_ends_with_the_whole_response(leaky: ReplayServer, tmp_path: Path) -> None:
+def test_a_responses_stream_sends_the_text_first_and_the_call_once_decided(
+    leaky: ReplayServer, tmp_path: Path
+) -> None:
     with gateway(leaky.base_url, tmp_path) as gw:
+        t0 = time.perf_counter()
         stream = client(gw).responses.create(model="replay", input=ASK, tools=TOOLS_R, stream=True)  # type: ignore[arg-type]
-        kinds, done = [], None
+        kinds, at, text, done = [], {}, "", None
         for event in stream:
             kinds.append(event.type)
+            at.setdefault(event.type, time.perf_counter() - t0)
+            if event.type == "response.output_text.delta":
+                text += event.delta
             if event.type == "response.completed":
                 done = event.response
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
-    assert "response.function_call_arguments.done" in kinds
+    assert text.strip() == PROSE and kinds.count("response.output_text.delta") > 5  # token by token
+    # the leaked call is ~40 tokens at 20 ms after the prose: the text came well before the call
+    assert at["response.output_text.delta"] < at["response.function_call_arguments.done"] - 0.5
     assert done is not None and [c.name for c in _calls(done)] == ["write_file"]
+    assert done.output_text.strip() == PROSE and json.loads(_calls(done)[0].arguments) == WRITE
 
 
 def test_what_the_route_does_not_serve_is_a_400(leaky: ReplayServer, tmp_path: Path) -> None:
