@@ -105,6 +105,7 @@ class Ledger:
 
     def __init__(self, folder: Path, spec: JobSpec, trials: list[TrialRecord]) -> None:
         self.folder, self.spec, self.trials = folder, spec, trials
+        self.summary: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -137,13 +138,15 @@ class Ledger:
             self.trials = [record if t.id == record.id else t for t in self.trials]
         self.save()
 
-    def save(self) -> None:
+    def save(self, *, interval: bool = False) -> None:
+        """Write job.json whole; with ``interval`` its summary has the confidence interval."""
         from agentrun.batch.stats import summarize
 
         with self._lock:
+            self.summary = summarize(self.trials, self.spec.trials, interval=interval)
             document: dict[str, Any] = {
                 "spec": self.spec.model_dump(),
-                "summary": summarize(self.trials, self.spec.trials),
+                "summary": self.summary,
                 "trials": [t.model_dump() for t in self.trials],
             }
             tmp = self.folder / f".{LEDGER}.{os.getpid()}.{threading.get_ident()}.tmp"

@@ -181,4 +181,5 @@ def run_job(
         pool.shutdown(wait=True, cancel_futures=True)
     if interrupted:
         raise KeyboardInterrupt
+    ledger.save(interval=True)  # the job's last word: with the confidence interval
     return ran

@@ -160,6 +160,9 @@ def test_run_job_retries_infra_and_runs_only_what_has_no_result(tmp_path: Path) 
     assert run_job(Ledger.open(job, _spec({"a": "/a"})), RunConfig(task="a"), runner=runner) == []
     document = json.loads((job / "job.json").read_text())
     assert document["summary"]["infra_retries"] == 1 and document["summary"]["mean"] == 1.0
+    assert document["summary"]["ci95"] == [1.0, 1.0]  # the job ended: its ledger has the interval
+    Ledger.open(job, _spec({"a": "/a"}))
+    assert json.loads((job / "job.json").read_text())["summary"]["ci95"] is None  # not yet
 
 
 def test_run_job_gives_up_after_the_infra_retries(tmp_path: Path) -> None:
