@@ -245,3 +245,18 @@ def _alive(pid: int) -> bool:
         return False
     status = Path(f"/proc/{pid}/status")
     return not (status.exists() and "zombie" in status.read_text())
+
+
+def test_a_full_disk_is_the_error_disk_full(
+    tools: ModuleType, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC (the workspace's quota) is ``disk_full``, with the quota said: from a command
+    (``/dev/full`` is a device that is always full) and from a file tool's OSError."""
+    import errno
+
+    monkeypatch.setenv("AGENTRUN_WORKSPACE_QUOTA_MB", "64")
+    message = failure(tools, "disk_full", tools.run_shell, "echo x > /dev/full")
+    assert "No space left on device" in message and "its quota is 64 MB" in message
+    failed = tools._os_failure(OSError(errno.ENOSPC, "No space left on device"), str(ws / "a.txt"))
+    assert failed.kind == "disk_full" and failed.message.startswith("a.txt: no space left")
+    assert tools.run_shell("echo fine").exit_code == 0
