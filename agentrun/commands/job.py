@@ -133,6 +133,7 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
         if mode not in ("direct", "corrected"):
             raise UserError(f"--mode must be direct or corrected, not {mode!r}")
+        images = parse_image_map(image_map or [], image_map_file or [])  # options first, then the folders
         names = _task_names(dirs, include or [], exclude or [], allow=allow_task_privileges)
         base = RunConfig(
             task=next(iter(names.values())),
@@ -143,7 +144,7 @@ def register(app: typer.Typer) -> None:
             base_image=base_image,
             temperature=temperature,
             max_turns=max_turns,
-            image_map=parse_image_map(image_map or [], image_map_file or []),
+            image_map=images,
             docker_hosts=docker_host or [],
             allow_task_privileges=allow_task_privileges,
         )
