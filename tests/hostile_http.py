@@ -11,9 +11,11 @@ bounded time and memory (issue #23 §4). Each route (``"GET /v1/models"``, ``"PO
   (valid JSON whitespace), or of 1 KB comment lines for a stream (each line short):
   only a bound on the whole body stops the client;
 * ``huge_line``: an SSE stream whose first line never ends (300 MB, no newline);
-* ``huge_body``: a 1 GB ``application/json`` body, chunk by chunk;
+* ``huge_body``: a 1 GB ``application/json`` body, chunk by chunk; ``huge_error``: the same
+  as an HTTP 500 (retried, so read again each attempt);
 * ``huge_reply``: an SSE stream of 8 MB content deltas that never ends (each line valid
-  and under the line bound: only a bound on the whole reply stops it).
+  and under the line bound: only a bound on the whole reply stops it); ``big_reply``: 56 MB
+  of them, then a proper end (a reply just under the bound, taken: the run goes on with it).
 
 ``stream_<kind>`` attacks a streamed chat request only and answers a plain one (the
 pre-flight's one-token probe) with ``ok``.
@@ -147,6 +149,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._head(ctype, Content_Encoding="gzip", Content_Length=str(len(data)))
         self.wfile.write(data)
 
+    def _big_reply(self, _stream: bool) -> None:
+        usage = b'data: {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}\n\n'
+        self._head("text/event-stream", Connection="close")
+        for _ in range(7):
+            self.wfile.write(_chunk({"content": "x" * (8 * MB)}))
+        self.wfile.write(_chunk({}, "stop") + usage + b"data: [DONE]\n\n")
+
     def _huge_reply(self, _stream: bool) -> None:
         self._head("text/event-stream")
         event = _chunk({"content": "x" * (8 * MB)})
@@ -160,6 +169,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _huge_body(self, _stream: bool) -> None:
         self._head("application/json", Content_Length=str(1024 * MB))
+        self._spaces(1024 * MB)
+
+    def _huge_error(self, _stream: bool) -> None:
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(1024 * MB))
+        self.end_headers()
         self._spaces(1024 * MB)
 
     def _spaces(self, size: int) -> None:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import SupportsIndex
 from urllib.parse import urlsplit
 
+_ERROR_BODY_LIMIT = 64 * 1024  # of an error body we keep 300 characters; past this we hang up
+
 
 class HTTPStatusError(Exception):
     def __init__(self, status: int, body: bytes) -> None:
@@ -122,10 +124,15 @@ class Connection:
         keep = headers.get("connection", "").lower() != "close"
         pieces = _body(reader, headers)
         if status >= 400:
-            data = b"".join([piece async for _, piece in pieces])
+            data = bytearray()
+            async for _, piece in pieces:
+                data += piece
+                if len(data) > _ERROR_BODY_LIMIT:  # a hostile error body: the head is enough
+                    keep = False
+                    break
             if not keep:
                 await self.close()
-            raise HTTPStatusError(status, data)
+            raise HTTPStatusError(status, bytes(data[:_ERROR_BODY_LIMIT]))
         async for item in pieces:
             yield item
         if not keep or (
