@@ -7,15 +7,15 @@ without importing each other.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from agentrun.messages import Mode
 
-__all__ = ["AgentKind", "RunConfig"]
+__all__ = ["BUILTIN_AGENTS", "AgentKind", "RunConfig"]
 
-AgentKind = Literal["model", "oracle", "nop"]
+AgentKind = str  # "model" (agentrun's loop), "oracle", "nop", or an installed agent (agentrun.agents)
+BUILTIN_AGENTS = ("model", "oracle", "nop")
 
 
 class RunConfig(BaseModel):
@@ -56,3 +56,13 @@ class RunConfig(BaseModel):
     docker_hosts: list[str] = Field(default_factory=list, description="--docker-host: the engine pool")
     docker_host: str | None = Field(default=None, description="the engine this run is placed on")
     engines_lost: list[str] = Field(default_factory=list, description="engines that died under this run")
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, agent: str) -> str:
+        from agentrun.agents import AGENTS
+
+        if agent not in BUILTIN_AGENTS and agent not in AGENTS:
+            known = ", ".join([*BUILTIN_AGENTS, *sorted(AGENTS)])
+            raise ValueError(f"unknown agent {agent!r}; choose from {known}")
+        return agent

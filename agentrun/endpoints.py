@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from agentrun.config import RunConfig
+from agentrun.config import BUILTIN_AGENTS, RunConfig
 from agentrun.errors import UserError
 from agentrun.localmodel import LOCAL_MODEL_NAME
 from agentrun.tasks import TaskSpec
@@ -68,6 +68,10 @@ def _replay(config: RunConfig, task: TaskSpec) -> Iterator[Endpoint]:
     from agentrun import replay
 
     script = replay.script_from_task(task)
+    if config.agent not in BUILTIN_AGENTS:  # an installed agent: the steps in its own tools
+        from agentrun.agents import get_agent
+
+        script = get_agent(config.agent).render(script, "/workspace")
     try:
         server = replay.build_server(
             script,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrun.agent import Agent, Limits, OnTurn, Recorder, RunStats
+from agentrun.agents import AGENTS, sandboxed
 from agentrun.atif import to_atif
 from agentrun.config import RunConfig
 from agentrun.endpoints import Endpoint, open_endpoint
@@ -87,14 +88,12 @@ def run_task(
     return pool.dispatch(config, lambda placed: _run_once(placed, on_turn, on_log, gate, resume))
 
 
-def _run_once(
-    config: RunConfig, on_turn: OnTurn | None, on_log: Log | None, gate: Any, resume: Any
-) -> RunResult:
+def _run_once(config: RunConfig, on_turn: Any, on_log: Log | None, gate: Any, resume: Any) -> RunResult:
     run = _open_run(config, on_log or (lambda _msg: None), resume)
     try:
         with contextlib.ExitStack() as stack:
             model = _connect(run, stack)
-            sandbox = _start_sandbox(run, stack)
+            sandbox = _start_sandbox(run, stack, socket := stack.enter_context(sandboxed.gateway_socket(run)))
             if run.config.agent in ("oracle", "nop") and run.task.config.steps:  # Harbor multi-step
                 act = harbor_run.fixed_act(run.config.agent, run.task, sandbox, run.log)
                 harbor_run.multi_step(run.result, run.task, sandbox, run.run_dir, act=act, log=run.log)
@@ -102,6 +101,8 @@ def _run_once(
                 run.result.stop_reason = harbor_run.oracle(run.task, sandbox, run.log)
             elif run.config.agent == "nop":  # Harbor's no-op agent: the grade of an untouched environment
                 run.result.stop_reason = "nop"
+            elif socket is not None:  # an installed agent (agentrun.agents), in the sandbox
+                sandboxed.run_stage(run, sandbox, socket)
             else:
                 _run_agent(run, model, sandbox, on_turn, gate)
             _grade(run, sandbox)
@@ -125,6 +126,7 @@ def _open_run(config: RunConfig, log: Log, resume: ResumePoint | None = None) ->
     # before the folder: a refused compose file, no Docker or no image: no run, nothing left behind
     compose = harbor_run.check_compose(task, allow=config.allow_task_privileges, log=log)
     image = harbor_run.task_image(task, base_image=config.base_image, image_map=config.image_map, log=log)
+    image = sandboxed.with_agent(image, config.agent, log)  # an installed agent: a cached layer on top
     if config.run_id:  # the caller named it (and owns what is already there)
         run_dir = (config.results_dir / config.run_id).resolve()
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -180,7 +182,7 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     from agentrun.model import PREFLIGHT_S, OpenAIModel, check_served
 
     config, result = run.config, run.result
-    if config.agent == "model":
+    if config.agent == "model" or config.agent in AGENTS:
         run.endpoint = stack.enter_context(open_endpoint(config, run.task))
     elif config.agent == "nop":
         run.endpoint = NOP
@@ -221,14 +223,13 @@ def _connect(run: _Run, stack: contextlib.ExitStack) -> Any:
     return model
 
 
-def _start_sandbox(run: _Run, stack: contextlib.ExitStack) -> Any:
+def _start_sandbox(run: _Run, stack: contextlib.ExitStack, socket: Any) -> Any:
     """The task's sandbox in its profile (strict or harbor), with its compose services if any."""
     _reap_dead_runs(run.log)
     image, run_id, config = run.result.image or "", run.result.run_id, run.config
     opened = harbor_run.start_sandbox(
         run.task, image, run_id=run_id, run_dir=run.run_dir, image_map=config.image_map, log=run.log,
-        allow_privileges=config.allow_task_privileges,
-    )  # fmt: skip
+        allow_privileges=config.allow_task_privileges, mounts=getattr(socket, "mounts", None))  # fmt: skip
     sandbox = stack.enter_context(opened)
     if getattr(sandbox, "quota_note", None):
         run.log(f"workspace: not size-limited ({sandbox.quota_note})")

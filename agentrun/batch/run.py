@@ -86,19 +86,13 @@ def _finish(record: TrialRecord, result: RunResult, cause: Cause, detail: str) -
 
 def _attempt(runner: Runner, config: RunConfig) -> tuple[RunResult | None, Cause, str]:
     """One attempt: its result (None when it raised before it had one), cause and reason."""
-    from agentrun.load.records import NotStarted
-
     try:
         result = runner(config)
-    except NotStarted:  # a Ray task the job's Ctrl-C reached before it began
-        raise KeyboardInterrupt from None
     except Exception as exc:  # classified; what is nobody's but ours (a bug) is raised
         classified = classify_error(exc)
         if classified is None:
             raise
         return None, *classified
-    if result.stop_reason == "interrupted":  # the job's Ctrl-C, as a Ray task reports it: no result
-        raise KeyboardInterrupt
     return result, *classify_result(result)
 
 

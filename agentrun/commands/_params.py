@@ -69,6 +69,33 @@ def output_file(value: Path | None) -> Path | None:
     return value
 
 
+def agent_name(value: str) -> str:
+    """``model``, ``oracle``, ``nop`` or an installed agent's name (``agentrun.agents.AGENTS``)."""
+    from agentrun.agents import AGENTS
+    from agentrun.config import BUILTIN_AGENTS
+
+    if value not in BUILTIN_AGENTS and value not in AGENTS:
+        raise typer.BadParameter(
+            f"unknown agent {value!r}; choose from {', '.join([*BUILTIN_AGENTS, *sorted(AGENTS)])}"
+        )
+    return value
+
+
+def model_agent_name(value: str) -> str:
+    """``agent_name``, and one that sends requests (``compare`` has nothing to compare without)."""
+    if value in ("oracle", "nop"):
+        raise typer.BadParameter(f"{value!r} uses no model: there is nothing to compare")
+    return agent_name(value)
+
+
+AGENT_HELP = (
+    "model (agentrun's loop); oracle: run solution/solve.sh; nop: do nothing; "
+    "mini-swe-agent or qwen-code: that agent in the sandbox, its requests through the gateway"
+)
+AgentName = Annotated[str, typer.Option("--agent", help=AGENT_HELP, callback=agent_name)]
+ModelAgentName = Annotated[str, typer.Option("--agent", help=AGENT_HELP, callback=model_agent_name)]
+
+
 def http_url(value: str | None) -> str | None:
     """An http(s) URL with a host, such as http://localhost:8000/v1."""
     if value is None:

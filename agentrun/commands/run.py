@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentrun.commands import _params
-from agentrun.config import AgentKind, RunConfig
+from agentrun.config import RunConfig
 from agentrun.errors import UserError
 from agentrun.tasks import list_tasks, load_task
 
@@ -213,7 +213,6 @@ def _run_config(name: str, options: dict[str, Any], **fields: Any) -> RunConfig:
 
 
 ModeOpt = Annotated[_params.ModeName, typer.Option(help="how tool calls are used")]
-AgentOpt = Annotated[AgentKind, typer.Option(help="model; oracle: run solution/solve.sh; nop: do nothing")]
 ServerMetrics = Annotated[
     str | None, typer.Option(help="the server's Prometheus /metrics URL", callback=_params.http_url)
 ]
@@ -247,7 +246,7 @@ def task_cmd(
     model: ModelName = None,
     api_key: ApiKey = None,
     results: ResultsDir = Path("results"),
-    agent: AgentOpt = "model",
+    agent: _params.AgentName = "model",
     seed: int = 0,
     faults: FaultRate = 0.0,
     fault_mix: FaultMix = "mixed",
@@ -318,6 +317,7 @@ def compare_cmd(
     base_url: BaseUrl = None,
     model: ModelName = None,
     api_key: ApiKey = None,
+    agent: _params.ModelAgentName = "model",
     faults: CompareFaults = None,
     fault_mix: FaultMix = "mixed",
     fault_source: FaultSource = "designed",
@@ -337,7 +337,7 @@ def compare_cmd(
     """Run direct and corrected mode on the same seeds and print one table."""
     from agentrun.harbor.run import check_compose
 
-    base = _run_config(name, {**locals(), "faults": faults or 0.0})
+    base = _run_config(name, {**locals(), "faults": faults or 0.0}, agent=agent)
     check_compose(load_task(name), allow=allow_task_privileges, log=lambda _m: None)  # fail fast
     base = base.model_copy(update={"faults": _fault_rate(base, faults)})
     from agentrun.commands.load import ray_runner

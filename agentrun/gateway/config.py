@@ -21,7 +21,9 @@ class GatewayConfig:
     ``upstream`` is the server's base URL (``http://host:port/v1``; a URL without a path gets
     ``/v1``). ``api_key`` is what clients must send (None: no check); ``upstream_api_key`` is
     sent to the upstream and never written anywhere. ``model`` names the upstream model the
-    gateway serves (None: whatever the upstream's ``/v1/models`` lists).
+    gateway serves (None: whatever the upstream's ``/v1/models`` lists). ``unix_socket``: a
+    path to serve on as well, open to every local user (``agentrun task --agent`` mounts it
+    into the agent's container, which has no network).
     """
 
     upstream: str
@@ -38,6 +40,7 @@ class GatewayConfig:
     read_timeout_s: float = 600.0
     max_attempts: int = 3
     max_request_bytes: int = MAX_REQUEST_BYTES
+    unix_socket: Path | None = None  # also listen here (a sandboxed agent's one way out)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.upstream)

@@ -73,6 +73,10 @@ class _Running:
         sockets = getattr(server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        if self.config.unix_socket is not None:
+            unix = web.UnixSite(self.runner, str(self.config.unix_socket), backlog=1024)
+            await unix.start()
+            self.config.unix_socket.chmod(0o666)  # the agent's uid connects to it
         await self.recorder.find_metrics()
 
     async def close(self) -> None:

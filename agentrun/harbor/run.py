@@ -126,17 +126,21 @@ def start_sandbox(
     image_map: dict[str, str],
     log: Callable[[str], None],
     allow_privileges: bool = False,
+    mounts: dict[str, str] | None = None,
 ) -> Iterator[Any]:
     """The task's sandbox in its profile: ``HarborSandbox`` (harbor; with its compose services)
     or ``DockerSandbox`` (strict), once its ``[environment.healthcheck]`` passed (else
-    ``HealthcheckFailed``). Everything is removed on the way out."""
+    ``HealthcheckFailed``). Everything is removed on the way out. ``mounts``: bind mounts
+    added (the strict profile's only, for now)."""
     from agentrun.sandbox import remote
-    from agentrun.sandbox.docker import DockerSandbox, connect
+    from agentrun.sandbox.docker import connect
 
-    env, settings = task.config.environment, task.config.agentrun
+    env = task.config.environment
     check_cpus(task, connect())
     if task.config.profile == "harbor" and remote.is_remote():  # it binds /logs and the tools from here
         raise UserError(f"task {task.name}: the harbor profile does not run on a --docker-host engine yet")
+    if task.config.profile == "harbor" and mounts:
+        raise UserError(f"task {task.name}: an installed agent runs on strict-profile tasks only, for now")
     if task.config.profile == "harbor":
         mains: list[MainSettings] = []
         with compose_services(
@@ -164,10 +168,29 @@ def start_sandbox(
                     switch(box, phase_network(task, "agent"))
                 yield box
         return
+    with _strict_sandbox(task, image, run_id=run_id, run_dir=run_dir, log=log, mounts=mounts) as sandbox:
+        yield sandbox
+
+
+@contextlib.contextmanager
+def _strict_sandbox(
+    task: TaskSpec,
+    image: str,
+    *,
+    run_id: str,
+    run_dir: Path,
+    log: Callable[[str], None],
+    mounts: dict[str, str] | None,
+) -> Iterator[Any]:
+    """The strict profile's ``DockerSandbox``, its folders in the run's, once its healthcheck passed."""
+    from agentrun.sandbox.docker import DockerSandbox
+
+    env, settings = task.config.environment, task.config.agentrun
     with DockerSandbox.start(
         image, run_id=run_id, network=env.network, cpus=env.cpus, memory_mb=env.memory_mb,
         pids_limit=settings.pids_limit, workspace=run_dir / "workspace", root=run_dir / "sandbox",
         quota_mb=env.storage_mb, env={"AGENTRUN_SHELL_TIMEOUT_MAX": str(settings.shell_timeout_sec)},
+        mounts=mounts,
     ) as sandbox:  # fmt: skip
         environment_check(task, sandbox, log, user=None)
         yield sandbox

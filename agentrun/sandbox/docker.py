@@ -39,7 +39,7 @@ from typing import Any
 import docker
 from docker.errors import APIError
 
-from agentrun.errors import SandboxError
+from agentrun.errors import SandboxError, UserError
 from agentrun.messages import ParsedCall, ToolResult
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import local, owned, quota, remote
@@ -117,6 +117,7 @@ class DockerSandbox:
         root: Path | None = None,
         client: docker.DockerClient | None = None,
         quota_mb: int | None = None,  # /workspace's size, quota.DEFAULT_QUOTA_MB by default
+        mounts: dict[str, str] | None = None,  # host folder -> container folder, rw (this engine only)
     ) -> DockerSandbox:
         """Start the container, copy the image's /workspace out, make the initial commit, open the channel.
 
@@ -126,8 +127,7 @@ class DockerSandbox:
         wants it (e.g. inside a results folder) and keeps it. ``env`` adds environment variables;
         ``AGENTRUN_SHELL_TIMEOUT_MAX`` there also caps ``run_shell``'s timeout on the host.
         On a ``--docker-host`` engine nothing is bind-mounted: the workspace is only in the
-        container, and ``workspace`` gets the last commit's files at ``close`` (``remote.py``).
-        """
+        container, and ``workspace`` gets the last commit's files at ``close`` (``remote.py``)."""
         client = client or connect()
         ct.require_image(client, image)
         keep_files = keep_files or root is not None
@@ -140,7 +140,7 @@ class DockerSandbox:
         ws = Path(workspace).resolve() if workspace else root / "workspace"
         try:
             container, user, why = _run_container(
-                client, image, run_id, root, ws, env, labels, limits, quota_mb
+                client, image, run_id, root, ws, env, labels, limits, quota_mb, mounts
             )
         except BaseException:
             if not keep_files:
@@ -379,14 +379,17 @@ def _run_container(
     labels: dict[str, str],
     limits: dict[str, Any],
     quota_mb: int,
+    mounts: dict[str, str] | None = None,
 ) -> tuple[Any, str, str | None]:
     """Bind mounts on this machine's engine (``local.py``), volumes on a ``--docker-host`` one (``remote.py``)."""
     name = f"agentrun-{ct.slug(run_id)}-{secrets.token_hex(3)}"
     if remote.is_remote():
+        if mounts:
+            raise UserError("a bind mount (an installed agent's gateway socket) needs this machine's engine")
         return remote.run_container(
             client, image, name=name, env=env, labels=labels, limits=limits, quota_mb=quota_mb
         )
-    return local.run_container(client, image, name, root, ws, env, labels, limits, quota_mb)
+    return local.run_container(client, image, name, root, ws, env, labels, limits, quota_mb, mounts)
 
 
 def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:

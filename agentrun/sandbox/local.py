@@ -39,9 +39,11 @@ def run_container(
     labels: dict[str, str],
     limits: dict[str, Any],
     quota_mb: int,
+    mounts: dict[str, str] | None = None,
 ) -> tuple[Any, str, str | None]:
     """Fill the host folders, start the container; (container, the agent's "uid:gid", why the
-    workspace has no quota or None: it is a ``quota_mb`` filesystem of its own, ``quota.py``)."""
+    workspace has no quota or None: it is a ``quota_mb`` filesystem of its own, ``quota.py``).
+    ``mounts``: host folder -> container folder, read-write, added."""
     uid, gid = (1000, 1000) if os.getuid() == 0 else (os.getuid(), os.getgid())
     for folder in (ws, root / "logs", root / "tests"):
         folder.mkdir(parents=True, exist_ok=True)
@@ -49,7 +51,7 @@ def run_container(
     if unlimited is None:
         env = {**env, "AGENTRUN_WORKSPACE_QUOTA_MB": str(quota_mb)}
     try:
-        container = _start(client, image, name, root, ws, env, labels, limits, uid, gid)
+        container = _start(client, image, name, root, ws, env, labels, limits, uid, gid, mounts or {})
     except BaseException:
         if unlimited is None:
             quota.unmount(ws, keep=True)
@@ -68,6 +70,7 @@ def _start(
     limits: dict[str, Any],
     uid: int,
     gid: int,
+    mounts: dict[str, str],
 ) -> Any:
     ct.copy_image_workspace(client, image, ws)
     for folder in (ws, root / "logs"):
@@ -81,5 +84,6 @@ def _start(
             str(root / "logs"): {"bind": "/logs", "mode": "rw"},
             str(root / "tests"): {"bind": "/tests", "mode": "ro"},
             str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
+            **{host: {"bind": inside, "mode": "rw"} for host, inside in mounts.items()},
         },
     )

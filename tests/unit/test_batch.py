@@ -206,17 +206,3 @@ def test_a_killed_jobs_page_is_written(tmp_path: Path) -> None:
     assert run_folders_inside(ledger.folder) == [ledger.folder / "a__t1"]
     page = write_report([ledger.folder]).read_text()
     assert "1 of 4" in page and "a__t2" in page and "pending" in page
-
-
-def test_an_interrupted_trial_has_no_result(tmp_path: Path) -> None:
-    """A trial that comes back ``interrupted`` (the job's Ctrl-C reached it on a Ray node) is
-    not the task's failure: it stays pending, its folder kept for the next start."""
-    ledger = Ledger.open(tmp_path / "job", _spec({"a": "/a"}, trials=1))
-
-    def runner(config: RunConfig) -> RunResult:
-        return _result(config, None, "interrupted", "interrupted by the user")
-
-    assert run_job(ledger, RunConfig(task="a", results_dir=tmp_path), runner=runner) == []
-    (trial,) = Ledger.open(tmp_path / "job", _spec({"a": "/a"}, trials=1)).trials
-    assert trial.status == "pending" and trial.cause is None
-    assert (tmp_path / "job" / "a__t1" / "result.json").is_file()

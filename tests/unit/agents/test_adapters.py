@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrun.agents import AGENTS, AgentEndpoint, get_agent
+from agentrun.agents import AGENTS, AgentEndpoint, AgentOutcome, get_agent
 from agentrun.agents.base import edit_command, write_command
 from agentrun.agents.mini_swe_agent import SUBMIT, TRAJECTORY
 from agentrun.errors import UserError
@@ -111,3 +111,52 @@ def test_an_unknown_agent_names_the_known_ones() -> None:
     with pytest.raises(UserError, match="mini-swe-agent, qwen-code"):
         get_agent("claude")
     assert all(get_agent(name).name == name for name in AGENTS)
+
+
+def test_the_agent_layer_installs_as_root_and_gives_the_image_its_user_back() -> None:
+    from agentrun.agents.image import PREFIX, agent_image_tag, dockerfile
+
+    mini = get_agent("mini-swe-agent")
+    text = dockerfile(mini, "1000:1000")
+    lines = text.splitlines()
+    assert lines[1] == "FROM ${TASK_IMAGE}" and lines[2] == "USER root" and lines[-1] == "USER 1000:1000"
+    assert f"mini-swe-agent=={mini.version}" in text and PREFIX in text
+    assert "USER" not in dockerfile(mini, "").splitlines()[-1]  # root stays root
+    assert (
+        agent_image_tag(mini, "sha256:0123456789abcdef") == "agentrun-agent-mini-swe-agent:2.4.6-0123456789ab"
+    )
+
+
+def test_the_run_figures_are_counted_from_the_gateway_records(tmp_path: Path) -> None:
+    from agentrun.agents.sandboxed import _stop, gateway_stats
+
+    call = {"id": "c", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    rows = [
+        {
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12, "cached_tokens": 4},
+            "reply": {"tool_calls": [call, call]},
+            "repairs": [{"kind": "text_tool_call"}],
+            "attempts": [],
+        },
+        {
+            "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23, "cached_tokens": None},
+            "reply": {"tool_calls": []},
+            "repairs": [],
+            "attempts": [{"cause": "reset"}],
+        },
+    ]
+    (tmp_path / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    stats = gateway_stats(tmp_path / "requests.jsonl")
+    assert (stats.requests, stats.turns, stats.tool_calls, stats.retries) == (2, 2, 2, 1)
+    assert stats.usage.prompt_tokens == 30 and stats.usage.cached_tokens == 4
+    assert dict(stats.repairs) == {"text_tool_call": 1}
+    assert gateway_stats(tmp_path / "missing.jsonl").requests == 0
+    done = AgentOutcome(submitted=True, exit_status="Submitted")
+    gave_up = AgentOutcome(submitted=False, exit_status="RepeatedFormatError")
+    assert _stop(done, 0, False, "")[0] == "final_answer"
+    assert _stop(gave_up, 0, False, "") == (
+        "agent_stopped",
+        "the agent ended without finishing: RepeatedFormatError",
+    )
+    assert _stop(gave_up, 124, False, "")[0] == "max_wall_time"
+    assert _stop(gave_up, 1, False, "boom")[0] == "agent_crashed"

@@ -7,10 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from report_fixtures import HOSTILE
 
-from agentrun.errors import UserError
 from agentrun.gateway import GatewayConfig
 from agentrun.gateway.records import Exchange, Recorder
 from agentrun.messages import Attempt, Completion, Message, RepairEvent, Timings, ToolCall, Usage
@@ -107,13 +105,3 @@ def test_the_page_is_written_and_escapes_what_the_client_sent(tmp_path: Path) ->
     assert html.count('<details class="turn"') == 3
     assert HOSTILE not in html  # in the transcript's JSON, "<" is escaped
     assert 'data-after="what the client got"' in html
-
-
-def test_an_idle_gateway_gets_an_empty_page_and_a_load_without_load_json_a_reason(tmp_path: Path) -> None:
-    Recorder(GatewayConfig(upstream="http://127.0.0.1:9/v1", port=0), tmp_path / "idle").close()
-    html = write_report([tmp_path / "idle"]).read_text(encoding="utf-8")
-    assert "Transcript (0 requests)" in html
-    (tmp_path / "load").mkdir()
-    (tmp_path / "load" / "requests.jsonl").write_text('{"session": "s1", "index": 0, "e2e_s": 1.0}\n')
-    with pytest.raises(UserError, match="no gateway requests"):
-        write_report([tmp_path / "load"])

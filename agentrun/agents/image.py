@@ -1,0 +1,64 @@
+"""The agent installed on top of the task's image: one cached layer per (agent, version, task image).
+
+Built when missing, by the adapter's own install commands (the registries are reachable while
+building, never at run time), under ``PREFIX``; the task image's user is restored after, so
+the sandbox starts as it would without the agent. The tag names all three, so a new version
+or a rebuilt task image gets a layer of its own and an existing one is reused as it is.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from agentrun.agents.base import AgentAdapter
+
+__all__ = ["PREFIX", "agent_image_tag", "ensure_agent_image"]
+
+PREFIX = "/opt/agentrun-agent"
+
+
+def agent_image_tag(adapter: AgentAdapter, task_image_id: str) -> str:
+    short = task_image_id.removeprefix("sha256:")[:12]
+    return f"agentrun-agent-{adapter.name}:{adapter.version}-{short}"
+
+
+def dockerfile(adapter: AgentAdapter, user: str) -> str:
+    run = " && \\\n    ".join(adapter.install_commands(PREFIX))
+    lines = [
+        "ARG TASK_IMAGE",
+        "FROM ${TASK_IMAGE}",
+        "USER root",
+        f"RUN {run}",
+    ]
+    if user:
+        lines.append(f"USER {user}")
+    return "\n".join(lines) + "\n"
+
+
+def ensure_agent_image(task_image: str, adapter: AgentAdapter, *, log: Callable[[str], None]) -> str:
+    """The tag of ``task_image`` with ``adapter``'s agent installed, built if missing."""
+    from docker.errors import ImageNotFound
+
+    from agentrun.sandbox.container import connect
+    from agentrun.sandbox.images import build_image
+
+    client = connect(timeout=1200)
+    try:
+        image = client.images.get(task_image)
+        tag = agent_image_tag(adapter, str(image.id))
+        try:
+            client.images.get(tag)
+            return tag
+        except ImageNotFound:
+            pass
+        log(f"installing {adapter.name} {adapter.version} on {task_image} (once: {tag})")
+        user = str((image.attrs.get("Config") or {}).get("User") or "")
+        with tempfile.TemporaryDirectory(prefix="agentrun-agent-image-") as tmp:
+            Path(tmp, "Dockerfile").write_text(dockerfile(adapter, user))
+            labels = {"org.agentrun.agent": adapter.name, "org.agentrun.agent_version": adapter.version}
+            build_image(client, Path(tmp), tag, {"TASK_IMAGE": task_image}, labels, log)
+        return tag
+    finally:
+        client.close()

@@ -1,0 +1,162 @@
+"""An installed agent inside the sandbox, every request through the gateway (issue 22).
+
+mini-swe-agent (installed on top of todo-cli's image, a cached layer) solves todo-cli on the
+replay model, whose reference-solution steps are written in its one ``bash`` tool; the hidden
+tests grade the workspace; the run's request figures are the gateway's. And a probe run the same
+way (the same launcher, relay, socket and container) shows the agent's container reaches the
+gateway and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import socket
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrun.agents import AgentEndpoint, AgentOutcome, Launch
+from agentrun.agents.sandboxed import GatewaySocket, run_in_sandbox
+from agentrun.config import RunConfig
+from agentrun.replay import ReplayServer, Script, ScriptTurn
+from agentrun.runner import run_task
+from agentrun.sandbox.docker import DockerSandbox
+
+pytestmark = pytest.mark.slow
+
+PROBE = r"""
+import json, socket, sys, urllib.request
+targets = json.loads(sys.argv[1])
+out = {}
+try:
+    with urllib.request.urlopen("http://127.0.0.1:8010/health", timeout=10) as r:
+        out["gateway"] = r.status
+except Exception as exc:
+    out["gateway"] = repr(exc)
+for host, port in targets:
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+        out[f"{host}:{port}"] = "connected"
+    except OSError as exc:
+        out[f"{host}:{port}"] = type(exc).__name__
+    finally:
+        s.close()
+try:
+    socket.getaddrinfo("pypi.org", 443)
+    out["dns"] = "resolved"
+except OSError as exc:
+    out["dns"] = type(exc).__name__
+with open("/proc/net/dev") as f:
+    out["interfaces"] = sorted(line.split(":")[0].strip() for line in f.readlines()[2:])
+print(json.dumps(out))
+"""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """An "agent" that only tries to reach things (an adapter needs no inheritance)."""
+
+    targets: list[tuple[str, int]]
+    name: str = "probe"
+    version: str = "0"
+    package: str = "none"
+    result_files: tuple[str, ...] = ()
+
+    def install_commands(self, prefix: str) -> list[str]:
+        return []
+
+    def launch(
+        self, instruction: str, endpoint: AgentEndpoint, *, prefix: str, home: str, workdir: str
+    ) -> Launch:
+        argv = ["python3", f"{home}/probe.py", json.dumps(self.targets)]
+        return Launch(argv=argv, env={}, files={"probe.py": PROBE}, home=home, workdir=workdir)
+
+    def outcome(self, stdout: str, files: Mapping[str, str]) -> AgentOutcome:
+        return AgentOutcome(submitted=True, exit_status="probed", final=stdout)
+
+    def render(self, script: Script, workdir: str) -> Script:
+        return script
+
+
+def listener() -> tuple[socket.socket, int]:
+    """A port open on every host address (what the agent must not reach)."""
+    s = socket.socket()
+    s.bind(("0.0.0.0", 0))
+    s.listen(8)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):  # closed at the end of the test
+            while True:
+                s.accept()[0].close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return s, s.getsockname()[1]
+
+
+def test_the_agent_container_reaches_the_gateway_and_nothing_else(
+    todo_image: str, docker_client: Any, tmp_path: Path
+) -> None:
+    ipam = docker_client.networks.get("bridge").attrs["IPAM"]["Config"][0]
+    bridge = ipam.get("Gateway") or str(
+        next(ipaddress.ip_network(ipam["Subnet"]).hosts())
+    )  # the host, seen from a container
+    open_port, port = listener()
+    host_ip = socket.gethostbyname(socket.gethostname())
+    with ReplayServer(Script(turns=[ScriptTurn(content="hi")]), ttft=0.0, token_delay=0.0) as server:
+        upstream_port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+        targets = [
+            (bridge, port),
+            (host_ip, port),
+            ("127.0.0.1", upstream_port),
+            (bridge, upstream_port),
+            ("1.1.1.1", 443),
+        ]
+        gw_socket = GatewaySocket()
+        try:
+            with DockerSandbox.start(
+                todo_image, run_id="probe", root=tmp_path / "box", mounts=gw_socket.mounts
+            ) as box:
+                done = run_in_sandbox(
+                    Probe(targets),
+                    instruction="",
+                    upstream=server.base_url,
+                    model="replay",
+                    mode="direct",
+                    sandbox=box,
+                    socket=gw_socket,
+                    run_dir=tmp_path / "run",
+                    wall_s=60,
+                )
+        finally:
+            gw_socket.close()
+            open_port.close()
+    seen = json.loads(done.outcome.final)
+    assert seen["gateway"] == 200, seen  # the relay reaches the gateway's socket
+    assert seen["interfaces"] == ["lo"], seen  # no network interface but loopback
+    assert seen["dns"] == "gaierror", seen
+    for host, p in targets:
+        assert seen[f"{host}:{p}"] != "connected", (host, p, seen)
+
+
+def test_mini_swe_agent_solves_todo_cli_through_the_gateway(todo_image: str, tmp_path: Path) -> None:
+    result = run_task(RunConfig(task="todo-cli", agent="mini-swe-agent", results_dir=tmp_path))
+    run_dir = Path(result.results_path)
+    assert result.stop_reason == "final_answer", (result.stop_reason, result.error)
+    assert result.hidden_tests.total == 16 and result.hidden_tests.passed == 16, result.hidden_tests
+    lines = (run_dir / "gateway" / "requests.jsonl").read_text().splitlines()
+    spans = (run_dir / "gateway" / "spans.jsonl").read_text().splitlines()
+    assert result.requests == len(lines) == len(spans) >= 5
+    assert result.tool_calls.total == sum(len(json.loads(x)["reply"]["tool_calls"]) for x in lines)
+    assert (run_dir / "agent" / "mini-trajectory.json").is_file()
+    assert (
+        json.loads((run_dir / "agent" / "mini-trajectory.json").read_text())["info"]["exit_status"]
+        == "Submitted"
+    )
