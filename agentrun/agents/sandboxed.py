@@ -180,7 +180,10 @@ def gateway_stats(records: Path) -> RunStats:
             cached_tokens=usage.get("cached_tokens"),
             reasoning_tokens=usage.get("reasoning_tokens"),
         )
-        stats.tool_calls += len((row.get("reply") or {}).get("tool_calls") or [])
+        # direct mode records no reply of its own: the client got the upstream's message as it was
+        stats.tool_calls += len(
+            (row.get("reply") or row.get("upstream_message") or {}).get("tool_calls") or []
+        )
         stats.repairs.update(Counter(r["kind"] for r in row.get("repairs") or []))
         stats.retries += len(row.get("attempts") or [])
     return stats

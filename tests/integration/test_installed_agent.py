@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentrun_testsupport import run_cli
 
 from agentrun.agents import AgentEndpoint, AgentOutcome, Launch
 from agentrun.agents.sandboxed import GatewaySocket, run_in_sandbox
@@ -160,3 +161,20 @@ def test_mini_swe_agent_solves_todo_cli_through_the_gateway(todo_image: str, tmp
         json.loads((run_dir / "agent" / "mini-trajectory.json").read_text())["info"]["exit_status"]
         == "Submitted"
     )
+
+
+def test_compare_with_an_installed_agent_prints_direct_vs_corrected(todo_image: str, tmp_path: Path) -> None:
+    """The same fault schedule for both modes: corrected repairs what the gateway can, direct
+    passes it on untouched (mini-swe-agent's own format-error retry then asks again)."""
+    done = run_cli(
+        "compare", "todo-cli", "--agent", "mini-swe-agent", "--trials", "1", "--faults", "0.5",
+        "--results", str(tmp_path), "--no-report", timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "direct" in done.stdout and "corrected" in done.stdout
+    compare = json.loads(next(tmp_path.glob("compare-*/compare.json")).read_text())
+    direct, corrected = compare["modes"]["direct"], compare["modes"]["corrected"]
+    assert {r["agent"] for r in compare["runs"]} == {"mini-swe-agent"}
+    assert direct["repaired_total"] == {} and sum(corrected["repaired_total"].values()) > 0
+    assert direct["tool_calls_median"] > 0 and corrected["tool_calls_median"] > 0
+    assert corrected["fully_passed"] == 1

@@ -144,10 +144,20 @@ def test_the_run_figures_are_counted_from_the_gateway_records(tmp_path: Path) ->
             "repairs": [],
             "attempts": [{"cause": "reset"}],
         },
+        {
+            "usage": {},
+            "reply": None,
+            "upstream_message": {"tool_calls": [{"name": "bash", "arguments": "{}"}]},
+        },
     ]
     (tmp_path / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     stats = gateway_stats(tmp_path / "requests.jsonl")
-    assert (stats.requests, stats.turns, stats.tool_calls, stats.retries) == (2, 2, 2, 1)
+    assert (stats.requests, stats.turns, stats.tool_calls, stats.retries) == (
+        3,
+        3,
+        3,
+        1,
+    )  # direct: the upstream's
     assert stats.usage.prompt_tokens == 30 and stats.usage.cached_tokens == 4
     assert dict(stats.repairs) == {"text_tool_call": 1}
     assert gateway_stats(tmp_path / "missing.jsonl").requests == 0
