@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import web
 
+from agentrun.gateway.bodies import BodyRefused, decoded, read_body
 from agentrun.gateway.corrector import Finished, StreamCorrector
 from agentrun.gateway.errors import UpstreamFailure
 from agentrun.gateway.records import Exchange
@@ -173,7 +174,12 @@ class ChatWriter:
         return b"".join((*events, DONE))
 
     def error(self, message: str) -> bytes:
-        return encode({"error": {"message": message, "type": "server_error", "code": "upstream_stream"}})
+        return encode(_stream_error(message))
+
+
+def _stream_error(message: str) -> dict[str, Any]:
+    """The error event a stream ends with once it can no longer be answered otherwise."""
+    return {"error": {"message": message, "type": "server_error", "code": "upstream_stream"}}
 
 
 async def _stream(
@@ -258,7 +264,7 @@ async def direct_stream(
     tap = LineTap(assembly)
     first = True
     try:
-        async for data in opened.response.content.iter_any():
+        async for data in decoded(opened.response):
             await out.write(data)
             if first:
                 exchange.timings["first_byte_s"] = time.perf_counter() - t_in
@@ -266,6 +272,9 @@ async def direct_stream(
             tap.feed(data)
     except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
         exchange.status, exchange.error = 502, f"the upstream's stream broke: {type(exc).__name__}: {exc}"
+    except BodyRefused as exc:  # what came is passed on; the rest is cut here, and said in the stream
+        exchange.status, exchange.error = 502, f"the upstream's stream was cut: {exc}"
+        await out.write(b"\n\n" + encode(_stream_error(exchange.error)))
     await out.write_eof()
     exchange.timings["e2e_s"] = time.perf_counter() - t_in
     exchange.completion = assembly.completion(
@@ -282,7 +291,12 @@ async def direct_stream(
 async def direct_collect(opened: Opened, exchange: Exchange) -> web.Response:
     """The upstream's body as it wrote it; its message and usage read for the record."""
     t_in = exchange.t_in
-    raw = await opened.response.read()
+    try:
+        raw = await read_body(opened.response)
+    except BodyRefused as exc:
+        raise UpstreamFailure(
+            502, f"the upstream's reply was refused: {exc}", code="upstream_too_large"
+        ) from None
     e2e = time.perf_counter() - t_in
     exchange.timings["e2e_s"] = e2e
     exchange.completion = _completion_of(raw, e2e)

@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 
+from agentrun.gateway.bodies import BodyRefused, decoded
 from agentrun.lines import SSE_LINE_LIMIT, LineBuffer, LineTooLong, json_line, loads
 from agentrun.messages import RetryCause
 from agentrun.model import _Assembly as Assembly
@@ -70,7 +71,7 @@ async def upstream_batches(
     """
     buffer = LineBuffer(limit=SSE_LINE_LIMIT)
     try:
-        async for data in response.content.iter_any():
+        async for data in decoded(response):
             batch: list[dict[str, Any]] = []
             for line in buffer.feed(data):
                 parsed = parse_line(line)
@@ -89,7 +90,7 @@ async def upstream_batches(
         raise StreamBroken(
             "reset_during_stream", f"the upstream's stream broke: {type(exc).__name__}: {exc}"
         ) from None
-    except LineTooLong as exc:
+    except (LineTooLong, BodyRefused) as exc:
         raise StreamBroken("invalid_sse", f"the upstream's stream: {exc}") from None
     last = [p for p in map(parse_line, buffer.end()) if isinstance(p, dict)]
     if last:
@@ -108,6 +109,8 @@ class LineTap:
     def feed(self, data: bytes) -> None:
         lines = (self._rest + data).split(b"\n")
         self._rest = lines.pop()
+        if len(self._rest) > SSE_LINE_LIMIT:  # passed on as it came; only the measurement misses it
+            self._rest = b""
         for line in lines:
             try:
                 parsed = parse_line(line.rstrip(b"\r"))

@@ -20,6 +20,7 @@ import aiohttp
 import tenacity
 
 from agentrun import secrets
+from agentrun.gateway.bodies import BodyRefused, decoded, read_body
 from agentrun.gateway.config import GatewayConfig
 from agentrun.gateway.errors import UpstreamFailure
 from agentrun.messages import Attempt, RetryCause
@@ -65,7 +66,7 @@ class Upstream:
                 total=None, sock_connect=self.config.connect_timeout_s, sock_read=self.config.read_timeout_s
             )
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=timeout, auto_decompress=True, trust_env=False
+                connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
             )
         return self._session
 
@@ -150,8 +151,8 @@ class Upstream:
             ) as response:
                 if response.status != 200:
                     return None
-                data = await response.json(content_type=None)
-        except (aiohttp.ClientError, TimeoutError, ValueError):
+                data = json.loads(await read_body(response))
+        except (aiohttp.ClientError, TimeoutError, ValueError, BodyRefused):
             return None
         items = data.get("data") if isinstance(data, dict) else None
         return [str(m.get("id")) for m in items or () if isinstance(m, dict) and m.get("id")]
@@ -170,10 +171,23 @@ def _note_wait(state: tenacity.RetryCallState, failed: list[Attempt]) -> None:
 
 
 async def _read_small(response: aiohttp.ClientResponse, limit: int = 65536) -> bytes:
+    """The start of an error body, decoded: at most ``limit`` bytes of it, within 5 s."""
+    kept = bytearray()
+
+    async def head() -> None:
+        try:
+            async for piece in decoded(response, limit=1 << 62):
+                kept.extend(piece[: limit - len(kept)])
+                if len(kept) >= limit:
+                    return
+        except BodyRefused:
+            return  # an encoding we do not decode: no message to show
+
     try:
-        return await asyncio.wait_for(response.content.read(limit), timeout=5.0)
+        await asyncio.wait_for(head(), timeout=5.0)
+        return bytes(kept)
     except (aiohttp.ClientError, TimeoutError):
-        return b""
+        return bytes(kept)
     finally:
         response.release()
 
