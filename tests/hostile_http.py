@@ -33,6 +33,7 @@ import os
 import signal
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -214,24 +215,47 @@ class Measured:
     peak_rss_mb: float  # the child's (and its waited-for children's) peak resident memory
 
 
+# ``args`` run by a small Python process that forks, execs and waits for it, and writes its
+# exit status and peak RSS: Linux keeps ``ru_maxrss`` across fork and exec, so a child forked
+# straight from a pytest process of 500 MB (late in the suite) would report 500 MB whatever it
+# used; forked from this launcher (a fresh ~10 MB process) it reports its own.
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def run_measured(args: list[str], *, timeout: float) -> Measured:
     """``args`` in a subprocess, its peak RSS from ``wait4`` (this child's alone, not every
-    child's ever as ``RUSAGE_CHILDREN`` gives); killed, with its group, past ``timeout``."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    child's ever as ``RUSAGE_CHILDREN`` gives, nor the pytest process's that forked it: see
+    ``_LAUNCHER``); killed, with its group, past ``timeout``."""
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        report = os.path.join(tmp, "measured")
         started = time.monotonic()
-        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, process_group=0)
-        status, usage = 0, None
-        while time.monotonic() - started < timeout:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            time.sleep(0.05)
-        else:
+        launcher = [sys.executable, "-I", "-c", _LAUNCHER, report, *args]
+        proc = subprocess.Popen(launcher, stdout=out, stderr=err, text=True, process_group=0)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            _pid, status, usage = os.wait4(proc.pid, 0)
+            proc.wait(timeout=30)
         elapsed = time.monotonic() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        assert usage is not None
-        return Measured(proc.returncode, out.read(), err.read(), elapsed, usage.ru_maxrss / 1024)
+        code, maxrss = -signal.SIGKILL, 0  # killed past ``timeout``: no figures
+        if os.path.exists(report):
+            with open(report) as fh:
+                code, maxrss = (int(v) for v in fh.read().split())
+        return Measured(code, out.read(), err.read(), elapsed, maxrss / 1024)
