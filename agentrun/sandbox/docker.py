@@ -347,7 +347,7 @@ class DockerSandbox:
         with contextlib.suppress(*ENGINE_ERRORS):
             self.container.remove(force=True, v=True)
         owned.disowned(self.container.name)
-        if self.quota_mb is not None and not self.remote:  # the files copied out, then unmounted
+        if not self.remote and os.path.ismount(self.workspace):  # the files copied out, then unmounted
             kept = self._keep_root or not self.workspace.is_relative_to(self.root)
             with contextlib.suppress(SandboxError, OSError):
                 quota.unmount(self.workspace, keep=kept, owner=self.root / ".workspace.owner")

@@ -54,7 +54,7 @@ def run_container(
         container = _start(client, image, name, root, ws, env, labels, limits, uid, gid, mounts or {})
     except BaseException:
         if unlimited is None:
-            quota.unmount(ws, keep=True)
+            quota.unmount(ws, keep=True, owner=root / ".workspace.owner")
         raise
     return container, f"{uid}:{gid}", unlimited
 

@@ -56,20 +56,28 @@ def mount(ws: Path, image: Path, size_mb: int) -> str | None:
         if before is not None:  # a resumed run's folder: its files go into the new filesystem
             ws.rename(before)
             ws.mkdir()
+        # the owner first, for ``prune_mounts`` if we die at any moment from here on (a stale
+        # one without its mount is harmless: prune checks the mount's device)
+        owner = {**liveness.owner_labels(), "mountpoint": str(ws)}
+        image.with_suffix(".owner").write_text(json.dumps(owner))
         _run("mount", "-o", "loop,nosuid,nodev", str(image), str(ws))
-    except (OSError, SandboxError) as exc:
+    except BaseException as exc:
+        if os.path.ismount(ws):  # Ctrl-C while mount ran: it may have mounted before it was killed
+            with contextlib.suppress(SandboxError):
+                _run("umount", "-l", str(ws))
+        image.with_suffix(".owner").unlink(missing_ok=True)
         if before is not None and before.exists():
             with contextlib.suppress(OSError):
                 ws.rmdir()
                 before.rename(ws)
+        if not isinstance(exc, (OSError, SandboxError)):
+            raise  # Ctrl-C: nothing mounted is left behind
         return str(exc)
     finally:
         with contextlib.suppress(OSError):
             image.unlink()  # the loop device holds it open until the unmount
     with contextlib.suppress(OSError):
         (ws / "lost+found").rmdir()
-    owner = {**liveness.owner_labels(), "mountpoint": str(ws)}  # for ``prune_mounts`` if we die
-    image.with_suffix(".owner").write_text(json.dumps(owner))
     if before is not None:
         _run("cp", "-a", f"{before}/.", str(ws), timeout=600)
         shutil.rmtree(before, ignore_errors=True)

@@ -36,6 +36,18 @@ def _containers_of(client: Any, pid: int, results: Path) -> list[dict[str, Any]]
     return found
 
 
+def _mounts_under(folder: Path) -> list[str]:
+    """Filesystems mounted inside ``folder`` (a run's workspace quota), unmounted here once
+    counted: one left behind must not break the clean-up of every later test's tmp folder."""
+    found = []
+    for line in Path("/proc/mounts").read_text().splitlines():
+        point = line.split()[1].encode().decode("unicode_escape")  # spaces come as \\040
+        if point.startswith(f"{folder}/"):
+            found.append(point)
+            subprocess.run(["umount", "-l", point], capture_output=True, timeout=30)
+    return found
+
+
 def _spawn(results: Path) -> subprocess.Popen[str]:
     return spawn([str(AGENTRUN), "task", "todo-cli", "--results", str(results), "--no-report"])
 
@@ -72,6 +84,7 @@ def _delays(first: float, running: float) -> list[float]:
 @pytest.mark.slow
 def test_sigint_at_many_moments_of_startup(tmp_path: Path, todo_image: str, docker_client: Any) -> None:
     first, running = _startup_timeline(docker_client, tmp_path / "timeline")
+    _mounts_under(tmp_path / "timeline")
     outcomes = []
     for i, delay in enumerate(_delays(first, running)):
         proc = _spawn(tmp_path / f"try-{i}")
@@ -85,9 +98,11 @@ def test_sigint_at_many_moments_of_startup(tmp_path: Path, todo_image: str, dock
         for container in left:  # cleaned up before asserting, so one failure does not leak into the rest
             with contextlib.suppress(docker.errors.NotFound):
                 docker_client.api.remove_container(container["Id"], force=True)
-        outcomes.append((delay, proc.returncode, len(left), "Traceback" in err, err[-1500:]))
+        mounts = _mounts_under(tmp_path / f"try-{i}")
+        outcomes.append((delay, proc.returncode, len(left) + len(mounts), "Traceback" in err, err[-1500:]))
     # -SIGINT: the signal came before Python had set up its handler (the shell shows 130 too)
     bad = [o for o in outcomes if o[1] not in (130, -signal.SIGINT) or o[2] or o[3]]
     assert not bad, "\n".join(
-        f"{d:.2f}s: exit {rc}, {n} container(s) left, traceback {t}\n{e}" for d, rc, n, t, e in bad
+        f"{d:.2f}s: exit {rc}, {n} container(s) or mount(s) left, traceback {t}\n{e}"
+        for d, rc, n, t, e in bad
     )
