@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentrun import lines
 from agentrun.agents import AGENTS, get_agent
 from agentrun.agents.base import AgentAdapter, AgentEndpoint, AgentOutcome
 from agentrun.agents.image import PREFIX
@@ -167,9 +168,7 @@ def _stop(outcome: AgentOutcome, code: int, timed_out: bool, output: str) -> tup
 def gateway_stats(records: Path) -> RunStats:
     """The run's request figures, counted from the gateway's ``requests.jsonl``."""
     stats = RunStats()
-    lines = records.read_text().splitlines() if records.is_file() else []
-    for line in lines:
-        row = json.loads(line)
+    for row in lines.read_jsonl(records) if records.is_file() else []:
         stats.requests += 1
         stats.turns += 1
         usage = row.get("usage") or {}
