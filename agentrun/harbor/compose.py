@@ -36,6 +36,7 @@ from agentrun.errors import DockerUnavailable, SandboxError, TaskError
 from agentrun.harbor import lockdown
 from agentrun.harbor.compose_main import MainSettings, main_settings
 from agentrun.harbor.lockdown import MAIN
+from agentrun.sandbox import remote
 from agentrun.tasks import TaskSpec
 
 LogFn = Callable[[str], None]
@@ -75,8 +76,25 @@ def compose_command() -> list[str]:
 
 
 def compose_env() -> dict[str, str]:
-    """The environment Compose runs in: the host's, but only what it needs (``_ENV_KEPT``)."""
-    return {k: v for k, v in os.environ.items() if k in _ENV_KEPT}
+    """The environment Compose runs in: the host's, but only what it needs (``_ENV_KEPT``), and
+    the run's ``--docker-host`` engine when it has one."""
+    from agentrun.sandbox.container import docker_host
+
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEPT}
+    return {**env, "DOCKER_HOST": host} if (host := docker_host()) else env
+
+
+def remote_binds(model: Mapping[str, Any]) -> list[str]:
+    """The bind mounts of a model's services: a ``--docker-host`` engine would mount its own
+    host's paths there (made empty when missing), not this machine's task folder."""
+    found = []
+    for name, service in sorted((model.get("services") or {}).items()):
+        for mount in (service or {}).get("volumes") or []:
+            kind = mount.get("type") if isinstance(mount, Mapping) else "bind"
+            if kind == "bind":
+                source = mount.get("source") if isinstance(mount, Mapping) else mount
+                found.append(f"compose service {name} bind-mounts {source}")
+    return found
 
 
 def _run(argv: list[str], what: str, timeout: float = 900) -> str:
@@ -162,6 +180,9 @@ def compose_services(
         if on_main is not None:
             on_main(main_settings(resolved.model))
         final = _final_model(task, resolved.model, run_id=run_id, network=network, allow=allow)
+        binds = remote_binds(final) if remote.is_remote() else []
+        if binds:
+            raise TaskError(f"task {task.name}: {binds[0]}, which a --docker-host engine cannot see")
         services = sorted(final["services"])
         if not services:  # the file only describes main, which agentrun runs itself
             yield None

@@ -132,13 +132,10 @@ def start_sandbox(
     or ``DockerSandbox`` (strict), once its ``[environment.healthcheck]`` passed (else
     ``HealthcheckFailed``). Everything is removed on the way out. ``mounts``: bind mounts
     added (the strict profile's only, for now)."""
-    from agentrun.sandbox import remote
     from agentrun.sandbox.docker import connect
 
     env = task.config.environment
     check_cpus(task, connect())
-    if task.config.profile == "harbor" and remote.is_remote():  # it binds /logs and the tools from here
-        raise UserError(f"task {task.name}: the harbor profile does not run on a --docker-host engine yet")
     if task.config.profile == "harbor" and mounts:
         raise UserError(f"task {task.name}: an installed agent runs on strict-profile tasks only, for now")
     if task.config.profile == "harbor":

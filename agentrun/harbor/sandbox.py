@@ -8,6 +8,9 @@
     tools/        ── bind ro ──►  /opt/agentrun/tools      no-new-privileges, limits, no network
                                                             unless the task asks for it)
 
+On a ``--docker-host`` engine both are volumes filled and read through the engine API
+(``engine_files.py``); everything else already goes through it.
+
 The workspace is the image's WORKDIR inside the container (often ``/app``), as in Harbor; a
 run's ``workspace.patch`` is the container's list of changed paths. ``snapshot()`` stops the
 container (no agent process survives) and commits it, for the verifier's fresh container.
@@ -31,10 +34,10 @@ import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from agentrun.errors import TOOL_ERROR_KINDS, DockerUnavailable, SandboxError, TaskError
+from agentrun.harbor import engine_files
 from agentrun.harbor.compose_main import MainSettings
 from agentrun.messages import ParsedCall, ToolResult
-from agentrun.paths import data_dir
-from agentrun.sandbox import checked_exec, owned, snapshots
+from agentrun.sandbox import checked_exec, owned, remote, snapshots
 from agentrun.sandbox import container as ct
 from agentrun.sandbox.arguments import bound_arguments
 from agentrun.sandbox.base import ExecResult
@@ -44,7 +47,7 @@ from agentrun.tasks import TaskSpec
 from agentrun.toolset import ArgumentError
 
 LABEL = "agentrun"
-TOOLS_MOUNT = "/opt/agentrun/tools"
+TOOLS_MOUNT = engine_files.TOOLS_MOUNT
 RUNTIME_CMD = ["python3", "-I", f"{TOOLS_MOUNT}/runtime.py"]
 # The runtime ends its predecessors and what every call started (as root too: its own
 # descendants, never the container's other processes; ``tools/leftovers.py``).
@@ -91,7 +94,8 @@ class HarborSandbox:
         self.image_user = user  # the image's own USER; ``for_task`` sets it when the task names another
         self.verifier_images: dict[str, str] = {}  # separate verifiers' images ("": the task's; a step's)
         self.network: bool | str = False  # as started: off, the default bridge, or a compose network
-        self.logs_dir = root / "logs"
+        self.logs_dir = root / "logs"  # /logs: bound here, copied here at close on a remote engine
+        self.remote = False  # on a --docker-host engine: nothing of this machine is mounted
         self._final_diff: str | None = None
         self._lock = threading.Lock()
         self._channel: Channel | None = None
@@ -114,16 +118,16 @@ class HarborSandbox:
         role: str = "agent",
         client: docker.DockerClient | None = None,
     ) -> HarborSandbox:
-        """Start the container; ``root`` is the run's host folder (``root/logs`` becomes /logs)."""
+        """Start the container; ``root`` is the run's host folder (``root/logs`` is /logs: bound,
+        or on a ``--docker-host`` engine a volume copied there at ``close``)."""
         client = client or ct.connect()
-        logs = Path(root).resolve() / "logs"
-        for sub in ("agent", "verifier", "artifacts"):
-            (logs / sub).mkdir(parents=True, exist_ok=True)
+        logs, on_remote = Path(root).resolve() / "logs", remote.is_remote()
+        name = f"agentrun-{_slug(run_id)}-{role}-{secrets.token_hex(3)}"
         container = owned.run_owned(
             client,
             image=image,
             command=["sleep", "infinity"],
-            name=f"agentrun-{_slug(run_id)}-{role}-{secrets.token_hex(3)}",
+            name=name,
             detach=True,
             user=user,
             working_dir=workdir,
@@ -134,14 +138,17 @@ class HarborSandbox:
                 f"{LABEL}.role": role,
                 f"{LABEL}.profile": "harbor",
             },
-            volumes={
-                str(logs): {"bind": "/logs", "mode": "rw"},
-                str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
-            },
+            **engine_files.mount_options(logs, on_remote=on_remote),
             **HARBOR.run_options(network=network, cpus=cpus, memory_mb=memory_mb, pids_limit=pids_limit),
         )
+        if on_remote:
+            try:
+                engine_files.fill(container)
+            except BaseException:
+                owned.remove(name)
+                raise
         box = cls(client, container, root=Path(root).resolve(), user=user, workdir=workdir)
-        box.network = network
+        box.network, box.remote = network, on_remote
         return box
 
     @classmethod
@@ -351,9 +358,15 @@ class HarborSandbox:
             return
         self._closed = True
         self._drop_channel()
+        if self.remote:  # what the run left in /logs, as the bind would have kept it
+            engine_files.copy_out(self.container, "/logs", self.logs_dir)
         with contextlib.suppress(NotFound, APIError, DockerException):
-            self.container.remove(force=True)
+            self.container.remove(force=True, v=True)
         owned.disowned(self.container.name)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _check_open(self) -> None:
         if self._closed:

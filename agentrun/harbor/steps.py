@@ -18,7 +18,6 @@ never reaches the next step, and nothing the agent left running reaches the grad
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agentrun.errors import HealthcheckFailed, SandboxError
+from agentrun.harbor import engine_files
 from agentrun.harbor.collect import collect
 from agentrun.harbor.healthcheck import run_healthcheck
 from agentrun.harbor.network import phase_network, switch, verifier_network
@@ -123,7 +123,7 @@ def _run_step(
         error = outcome.error if outcome else None
     except SandboxError as exc:
         outcome, error = None, f"{type(exc).__name__}: {exc}"
-    _archive_agent_logs(sandbox, folder / "agent")
+    engine_files.take_agent_logs(sandbox, folder / "agent")
     rewards = dict(outcome.rewards.metrics) if outcome and outcome.rewards else None
     if outcome and outcome.stop_reason:
         stop_reason = outcome.stop_reason
@@ -154,16 +154,6 @@ def _step_healthcheck(sandbox: HarborSandbox, step: StepSection, log: Callable[[
         return str(exc)
     log(f"step {step.name}: healthcheck passed after {tries} tr{'y' if tries == 1 else 'ies'}")
     return None
-
-
-def _archive_agent_logs(sandbox: HarborSandbox, dest: Path) -> None:
-    """/logs/agent (the host folder behind it) moved to the step's folder, emptied for the next."""
-    source = sandbox.logs_dir / "agent"
-    if not source.is_dir():
-        return
-    dest.mkdir(parents=True, exist_ok=True)
-    for item in source.iterdir():
-        shutil.move(str(item), dest / item.name)
 
 
 def _stop_after(step: StepSection, record: StepRecord) -> str | None:

@@ -1,7 +1,8 @@
 """Harbor's verifier, out of the agent's reach: ``tests/test.sh`` in a fresh container.
 
 The agent's container is stopped (every process in it dies) and committed; the verifier's
-container starts from that snapshot with a new, empty ``/logs`` from the host and a ``/tests``
+container starts from that snapshot with a new, empty ``/logs`` (the host's folder, or a volume on
+a ``--docker-host`` engine, copied back when it goes) and a ``/tests``
 emptied and filled from the task, runs ``/tests/test.sh`` as ``[verifier] user`` (else the
 image's user) with ``[verifier] env`` within ``[verifier] timeout_sec``, and the rewards are read
 as Harbor reads them (``agentrun.rewards``). A reward file the agent wrote, a process it left

@@ -9,7 +9,8 @@
     what Harbor gives a task: the task's user (``[agent] user``, else the image's ``USER``,
     i.e. root), the image's ``WORKDIR`` (or ``[environment] workdir``), a writable container
     filesystem (``apt-get`` in tests, results under ``/app``), ``/tests`` and ``/logs/verifier``
-    where Harbor puts them.
+    where Harbor puts them; on a ``--docker-host`` engine ``/logs`` and the tool runtime are
+    volumes filled and read through the engine API (``agentrun.harbor.engine_files``).
 
 Both keep: no network unless the task asks for it, no host path but the run's own folders
 (``/logs``) and agentrun's tool runtime (read-only), no Docker socket, ``no-new-privileges``,

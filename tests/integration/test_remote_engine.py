@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any
 import docker
 import pytest
 from docker.errors import APIError, NotFound
+from second_engine import REMOTE_TCP, REMOTE_UNIX, build_network_host, docker2, second_engine
 
 from agentrun.config import RunConfig
 from agentrun.liveness import OWNER_PID, owner_labels
@@ -35,40 +35,19 @@ pytestmark = pytest.mark.docker
 
 AGENTRUN = Path(sys.executable).with_name("agentrun")
 
-SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "docker2.sh"
-REMOTE_TCP = "tcp://127.0.0.1:23750"
-REMOTE_UNIX = "unix:///run/agentrun-docker2.sock"
 DEAD = "tcp://127.0.0.1:9"  # the discard port: nothing speaks Docker there
-
-
-def _docker2(action: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(SCRIPT), action], capture_output=True, text=True, timeout=120)
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks"
 
 
 @pytest.fixture(scope="module")
 def remote(docker_client: Any) -> Iterator[str]:
     """The second engine (started here unless it already runs), with todo-cli built on it."""
-    if os.geteuid() != 0 or shutil.which("dockerd") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but a second dockerd cannot be started (needs root and dockerd)")
-        pytest.skip("a second dockerd needs root and the dockerd binary")
-    was_running = _docker2("status").returncode == 0
-    started = _docker2("start")
-    assert started.returncode == 0, started.stderr
-    network = os.environ.get("AGENTRUN_BUILD_NETWORK")
-    os.environ["AGENTRUN_BUILD_NETWORK"] = "host"  # its bridge has no NAT (see .ci/docker2.sh)
-    try:
-        for host in (REMOTE_TCP, REMOTE_UNIX):
-            with ct.using_host(host):
-                ensure_task_image(load_task("todo-cli"))
-    finally:
-        if network is None:
-            os.environ.pop("AGENTRUN_BUILD_NETWORK")
-        else:
-            os.environ["AGENTRUN_BUILD_NETWORK"] = network
-    yield REMOTE_TCP
-    if not was_running:
-        _docker2("stop")
+    with second_engine() as host:
+        with build_network_host():
+            for url in (REMOTE_TCP, REMOTE_UNIX):
+                with ct.using_host(url):
+                    ensure_task_image(load_task("todo-cli"))
+        yield host
 
 
 def _mounts(host: str, run_id: str) -> list[list[dict[str, Any]]]:
@@ -164,7 +143,7 @@ def test_pool_skips_a_dead_engine_and_retries_a_run_whose_engine_dies(remote: st
 
     def on_turn(*_args: Any) -> None:
         if not stopped:  # the engine goes away under the running session
-            stopped.append(_docker2("stop").returncode == 0)
+            stopped.append(docker2("stop").returncode == 0)
 
     config = RunConfig(
         task="todo-cli", results_dir=tmp_path, run_id="lost", docker_hosts=[REMOTE_UNIX, local]
@@ -173,7 +152,7 @@ def test_pool_skips_a_dead_engine_and_retries_a_run_whose_engine_dies(remote: st
         # the remote engine is idle, so it is chosen first (fewest agentrun containers per CPU)
         result = run_task(config, on_turn=on_turn)
     finally:
-        assert _docker2("start").returncode == 0
+        assert docker2("start").returncode == 0
     assert stopped == [True]
     assert result.engines_lost == [REMOTE_UNIX] and result.docker_host == local
     assert result.hidden_tests.passed == result.hidden_tests.total > 0
@@ -252,3 +231,95 @@ def test_sandbox_prune_cleans_each_docker_host_and_reports_a_dead_one(remote: st
                 client.api.remove_image(made["image"], force=True)
             with contextlib.suppress(NotFound, APIError):
                 client.api.remove_network(made["network"])
+
+
+def test_harbor_sandbox_on_a_remote_engine_has_only_volumes_and_brings_its_logs_back(
+    remote: str, tmp_path: Path
+) -> None:
+    from agentrun.harbor.imagemap import parse_image_map
+    from agentrun.harbor.sandbox import HarborSandbox
+
+    task = load_task(str(PROBES / "app-result"))
+    images = parse_image_map([], [PROBES / "image-map.txt"])
+    with ct.using_host(REMOTE_TCP):
+        image = ensure_task_image(task, image_map=images)
+        box = HarborSandbox.for_task(
+            task, image, run_id="remote-harbor", root=tmp_path, network=False, client=ct.connect()
+        )
+        with box:
+            assert box.remote
+            mounts = box.client.api.inspect_container(box.container.id)["Mounts"]
+            assert {m["Destination"] for m in mounts} == {"/logs", "/opt/agentrun/tools"}
+            assert all(m["Type"] == "volume" for m in mounts), mounts
+            volumes = [m["Name"] for m in mounts]
+            wrote = box.call(
+                ParsedCall(
+                    id="w",
+                    name="run_shell",
+                    arguments={
+                        "command": "ls /logs; echo done > /logs/agent/note.txt; cat data/numbers.txt | wc -l"
+                    },
+                )
+            )
+            assert wrote.ok and wrote.output.split()[:4] == ["agent", "artifacts", "verifier", "100"], wrote
+            box.put_dir(PROBES / "app-result" / "tests", "/tests")
+            assert box.read_file("/tests/test.sh").startswith(b"#!")
+        assert (tmp_path / "logs" / "agent" / "note.txt").read_text() == "done\n"  # copied out at close
+        left = {v.name for v in box.client.volumes.list()}
+        assert not left & set(volumes)  # the volumes went with the container
+
+
+def _probe_run(name: str, agent: str, results: Path, hosts: list[str]) -> Any:
+    from agentrun.harbor.imagemap import parse_image_map
+
+    images = parse_image_map([], [PROBES / "image-map.txt"])
+    config = RunConfig(
+        task=str(PROBES / name), agent=agent, results_dir=results, image_map=images, docker_hosts=hosts
+    )  # type: ignore[arg-type]
+    return run_task(config)
+
+
+def test_harbor_probes_on_the_remote_engine_get_the_local_rewards(remote: str, tmp_path: Path) -> None:
+    """Oracle and nop on harbor-profile probes (a writable root's result, reward.json metrics, a
+    multi-step task with artifacts): the same rewards on the second engine as on this one."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = [
+        (n, a, h)
+        for n in ("app-result", "reward-json", "multi-step")
+        for a in ("oracle", "nop")
+        for h in ("", remote)
+    ]
+    with build_network_host(), ThreadPoolExecutor(max_workers=2) as workers:
+        got = list(
+            workers.map(
+                lambda r: _probe_run(
+                    r[0], r[1], tmp_path / f"{r[0]}-{r[1]}-{bool(r[2])}", [r[2]] if r[2] else []
+                ),
+                runs,
+            )
+        )
+    results = {run: result for run, result in zip(runs, got, strict=True)}
+    for (name, agent, host), result in results.items():
+        expected = json.loads((PROBES / name / "harbor_expected.json").read_text())[agent]
+        assert result.profile == "harbor" and result.error is None, (name, agent, host, result.error)
+        assert result.reward == expected["reward"] and result.rewards == expected["rewards"], (
+            name,
+            agent,
+            host,
+        )
+        assert result.docker_host == (host or None)
+        local = results[(name, agent, "")]
+        assert result.rewards == local.rewards and result.hidden_tests == local.hidden_tests
+    for name, agent in [("reward-json", "oracle"), ("multi-step", "oracle")]:
+        run_dir = Path(results[(name, agent, remote)].results_path)
+        local_dir = Path(results[(name, agent, "")].results_path)
+        # the folders a bind gives here came back from the remote engine's volumes
+        mine = sorted(str(p.relative_to(run_dir)) for p in run_dir.rglob("*") if "logs" in p.parts)
+        theirs = sorted(str(p.relative_to(local_dir)) for p in local_dir.rglob("*") if "logs" in p.parts)
+        assert mine == theirs and mine, (mine, theirs)
+    remote_client = docker.DockerClient(base_url=remote)
+    ids = [r.run_id for r in got]
+    left = remote_client.containers.list(all=True, filters={"label": "agentrun=1"})
+    assert not [c.name for c in left if c.labels.get("agentrun.run_id") in ids]
