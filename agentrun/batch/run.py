@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from agentrun import interrupts
+from agentrun.batch import registry
 from agentrun.batch.causes import classify_error, classify_result
 from agentrun.batch.ledger import AttemptRecord, Cause, Ledger, TrialRecord
 from agentrun.config import RunConfig
@@ -26,13 +27,23 @@ Runner = Callable[[RunConfig], RunResult]
 
 
 def find_tasks(
-    dirs: Iterable[Path], *, include: Sequence[str] = (), exclude: Sequence[str] = ()
+    dirs: Iterable[Path],
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    dataset: str | None = None,
 ) -> list[Path]:
-    """Task folders in ``dirs`` (each a task or a dataset of tasks), in order, without repeats;
-    with ``include`` only the names matching one of its patterns, then none matching ``exclude``."""
+    """Task folders in ``dirs`` (each a task, a folder of tasks, or a Harbor registry file whose
+    ``dataset`` is taken: ``registry.py``), in order, without repeats; with ``include`` only the
+    names matching one of its patterns, then none matching ``exclude``."""
     found: list[Path] = []
-    for folder in (Path(d).resolve() for d in dirs):
-        if (folder / "task.toml").is_file():
+    folders = [Path(d).resolve() for d in dirs]
+    if dataset is not None and not any(registry.is_registry(f) for f in folders):
+        raise TaskError(f"--dataset {dataset}: none of DIRS is a registry file")
+    for folder in folders:
+        if registry.is_registry(folder):
+            candidates = registry.task_folders(folder, dataset)
+        elif (folder / "task.toml").is_file():
             candidates = [folder]
         elif folder.is_dir():
             candidates = sorted(p for p in folder.iterdir() if (p / "task.toml").is_file())

@@ -38,6 +38,11 @@ JobDir = Annotated[
         callback=lambda v: None if v is None else _params.results_dir(v),
     ),
 ]
+Dirs = Annotated[
+    list[Path],
+    typer.Argument(help="task folders, folders of tasks, or Harbor registry files (registry.json)"),
+]
+DatasetName = Annotated[str | None, typer.Option(help="a registry file's dataset: NAME or NAME@VERSION")]
 Patterns = Annotated[list[str] | None, typer.Option(help="task name pattern (fnmatch); repeatable")]
 
 
@@ -98,7 +103,7 @@ def _folder(job: Path | None, results: Path) -> Path:
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
-        dirs: Annotated[list[Path], typer.Argument(help="task folders, or folders of tasks (datasets)")],
+        dirs: Dirs,
         agent: Annotated[str, typer.Option(help="model | oracle | nop")] = "model",
         mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
         concurrency: Annotated[int, typer.Option(min=1, help="trials run at the same time")] = 1,
@@ -109,6 +114,7 @@ def register(app: typer.Typer) -> None:
         job: JobDir = None,
         include: Patterns = None,
         exclude: Patterns = None,
+        dataset: DatasetName = None,
         base_url: BaseUrl = None,
         model: ModelName = None,
         api_key: ApiKey = None,
@@ -127,12 +133,9 @@ def register(app: typer.Typer) -> None:
         from agentrun.batch import JobSpec, Ledger
         from agentrun.harbor.imagemap import parse_image_map
 
-        if agent not in ("model", "oracle", "nop"):
-            raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
-        if mode not in ("direct", "corrected"):
-            raise UserError(f"--mode must be direct or corrected, not {mode!r}")
+        _check_choices(agent, mode)
         images = parse_image_map(image_map or [], image_map_file or [])  # options first, then the folders
-        names = _task_names(dirs, include or [], exclude or [], allow=allow_task_privileges)
+        names = _task_names(dirs, include or [], exclude or [], dataset, allow=allow_task_privileges)
         base = RunConfig(
             task=next(iter(names.values())),
             mode=cast(Mode, mode),
@@ -151,11 +154,22 @@ def register(app: typer.Typer) -> None:
         )
         from agentrun.commands.load import ray_runner
 
-        runner = ray_runner(ray, None, docker_host)  # a cluster that does not answer: before any folder
+        # a cluster that does not answer: before any folder. With --docker-host too, each trial
+        # Ray runs places its sandbox on that pool (from whichever node runs it), not on its own engine
+        runner = ray_runner(ray, None, None)
         _execute(Ledger.open(_folder(job, results), spec), base, runner, concurrency, not no_report)
 
 
-def _task_names(dirs: list[Path], include: list[str], exclude: list[str], *, allow: bool) -> dict[str, str]:
+def _check_choices(agent: str, mode: str) -> None:
+    if agent not in ("model", "oracle", "nop"):
+        raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
+    if mode not in ("direct", "corrected"):
+        raise UserError(f"--mode must be direct or corrected, not {mode!r}")
+
+
+def _task_names(
+    dirs: list[Path], include: list[str], exclude: list[str], dataset: str | None, *, allow: bool
+) -> dict[str, str]:
     """The job's tasks by name. A bad task.toml, two tasks of one name or a compose file the
     lock-down refuses stop the job before it starts (exit 2), not one trial at a time."""
     from agentrun.batch import find_tasks
@@ -163,7 +177,7 @@ def _task_names(dirs: list[Path], include: list[str], exclude: list[str], *, all
     from agentrun.tasks import load_task
 
     names: dict[str, str] = {}
-    for path in find_tasks(dirs, include=include, exclude=exclude):
+    for path in find_tasks(dirs, include=include, exclude=exclude, dataset=dataset):
         task = load_task(str(path))
         check_compose(task, allow=allow, log=lambda _line: None)
         name = task.name

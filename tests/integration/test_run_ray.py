@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 from agentrun_testsupport import run_cli
+from second_engine import build_network_host, second_engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -36,42 +38,68 @@ def _remove_after_a_trial(cluster: Any, node: Any, job: Path, removed: list[str]
         time.sleep(0.3)
 
 
-def test_a_job_on_a_ray_cluster_survives_a_lost_worker(todo_image: str, tmp_path: Path) -> None:
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    workers = [cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3) for _ in range(2)]
-    cluster.wait_for_nodes()
-    job, removed = tmp_path / "job", []
-    watcher = threading.Thread(
-        target=_remove_after_a_trial, args=(cluster, workers[0], job, removed), daemon=True
-    )
-    watcher.start()
-    try:
-        proc = run_cli(
-            "run", str(PROBES / "solve-only"), str(PROBES / "reward-json"), str(TASKS / "greet-cli"),
-            "--agent", "oracle", "--trials", "2", "--concurrency", "4", "--job", str(job),
-            "--image-map-file", str(PROBES / "image-map.txt"), "--ray", cluster.address,
-            timeout=600,
-        )  # fmt: skip
-    finally:
-        cluster.shutdown()
-    watcher.join(5)
+LOCAL = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+SHIPPED = ("greet-cli", "todo-cli")
+HARBOR = ("solve-only", "reward-json", "app-result", "multi-step")  # harbor-profile probes
+
+
+def _expected(task: str) -> tuple[float, dict[str, float] | None]:
+    """The oracle's rewards in a local run: 1 on a shipped task, Harbor's own on a probe
+    (``harbor_expected.json``, which tests/e2e/test_harbor_parity.py checks locally)."""
+    if task in SHIPPED:
+        return 1.0, None
+    oracle = json.loads((PROBES / task / "harbor_expected.json").read_text())["oracle"]
+    return oracle["reward"], oracle["rewards"]
+
+
+def test_a_job_on_a_ray_cluster_and_two_engines_survives_a_lost_worker(
+    todo_image: str, tmp_path: Path
+) -> None:
+    """12 trials (2 shipped tasks, 4 Harbor probes, 2 each) on a head and two workers, the
+    sandboxes on a pool of this engine and a second one (the harbor profile's included, nothing
+    bind-mounted), one worker removed once a trial finished on it: every trial done, the
+    rewards a local run gets, each folder back on the driver."""
+    with build_network_host(), second_engine() as engine2:
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+        workers = [
+            cluster.add_node(num_cpus=2, resources={"docker": 2}, memory=8 * 1024**3) for _ in range(2)
+        ]
+        cluster.wait_for_nodes()
+        job, removed = tmp_path / "job", []
+        watcher = threading.Thread(
+            target=_remove_after_a_trial, args=(cluster, workers[0], job, removed), daemon=True
+        )
+        watcher.start()
+        try:
+            proc = run_cli(
+                "run", *(str(PROBES / t) for t in HARBOR), *(str(TASKS / t) for t in SHIPPED),
+                "--agent", "oracle", "--trials", "2", "--concurrency", "4", "--job", str(job),
+                "--image-map-file", str(PROBES / "image-map.txt"), "--ray", cluster.address,
+                "--docker-host", engine2, "--docker-host", LOCAL, "--no-report",
+                timeout=600,
+            )  # fmt: skip
+        finally:
+            cluster.shutdown()
+        watcher.join(5)
+        left = docker.DockerClient(base_url=engine2).containers.list(
+            all=True, filters={"label": "agentrun=1"}
+        )
     assert removed, "the worker node was never removed"
-    ledger = json.loads((job / "job.json").read_text())
-    trials = ledger["trials"]
-    assert len(trials) == 6 and all(t["status"] == "done" for t in trials), proc.stderr[-3000:]
-    for t in trials:  # the rewards a local run gets (Harbor's, for the probes)
-        if t["task"] == "greet-cli":
-            assert t["reward"] == 1.0, t
-        else:
-            oracle = json.loads((PROBES / t["task"] / "harbor_expected.json").read_text())["oracle"]
-            assert t["reward"] == oracle["reward"] and t["rewards"] == oracle["rewards"], t
+    trials = json.loads((job / "job.json").read_text())["trials"]
+    assert len(trials) == 12 and all(t["status"] == "done" for t in trials), proc.stderr[-3000:]
+    for t in trials:
+        reward, rewards = _expected(t["task"])
+        assert t["reward"] == reward and (rewards is None or t["rewards"] == rewards), t
+        assert t["docker_host"] in (engine2, LOCAL), t
+        # each trial's own folder came back to the driver
+        assert json.loads((job / t["id"] / "result.json").read_text())["node"] == t["node"]
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert any(t["task"] in HARBOR and t["docker_host"] == engine2 for t in trials), trials
     assert len({t["node"] for t in trials}) == 2  # both workers ran trials
     lost = [t for t in trials if t["engines_lost"]]
-    assert lost and all(x.startswith("ray-node:") for t in lost for x in t["engines_lost"]), trials
-    assert {x for t in lost for x in t["engines_lost"]} == {f"ray-node:{removed[0]}"}
-    for t in trials:  # each trial's own folder came back to the driver
-        assert json.loads((job / t["id"] / "result.json").read_text())["node"] == t["node"]
+    assert {x for t in lost for x in t["engines_lost"]} == {f"ray-node:{removed[0]}"}, trials
+    ids = {t["id"] for t in trials}
+    assert not [c.name for c in left if c.labels.get("agentrun.run_id") in ids and c.status == "running"]
 
 
 def test_compare_on_a_ray_cluster(todo_image: str, tmp_path: Path) -> None:

@@ -110,6 +110,39 @@ def test_find_tasks_include_and_exclude(tmp_path: Path) -> None:
         find_tasks([tmp_path], include=["nothing*"])
 
 
+def test_a_harbor_registry_file_is_read_from_disk_as_its_datasets_tasks(tmp_path: Path) -> None:
+    """Harbor 0.25's registry.json: a list of datasets; each task's path from the file's folder."""
+    for name in ("fix-a", "fix-b", "log-c"):
+        _task(tmp_path / "datasets" / "tb", name)
+    entry = {"git_url": "https://github.com/example/ds.git", "git_commit_id": "abc123"}
+    datasets = [
+        {"name": "tb", "version": "2.0", "description": "", "metrics": [],
+         "tasks": [{"name": n, "path": f"datasets/tb/{n}", **entry} for n in ("log-c", "fix-a")]},
+        {"name": "tb", "version": "1.0", "description": "",
+         "tasks": [{"name": "gone", "path": "datasets/tb/gone", **entry}]},
+    ]  # fmt: skip
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps(datasets))
+    found = find_tasks([registry], dataset="tb@2.0", exclude=["fix-*"])
+    assert found == [(tmp_path / "datasets" / "tb" / "log-c").resolve()]
+    with pytest.raises(TaskError, match=r"holds tb@2.0, tb@1.0; say which with --dataset"):
+        find_tasks([registry])
+    with pytest.raises(
+        TaskError, match=r"no task.toml in .*gone \(it is in https://github.com/example/ds.git at abc123"
+    ):
+        find_tasks([registry], dataset="tb@1.0")
+    with pytest.raises(TaskError, match="no dataset tb@3"):
+        find_tasks([registry], dataset="tb@3")
+    registry.write_text('{"name": "tb"}')
+    with pytest.raises(TaskError, match="a Harbor registry is a JSON list of datasets"):
+        find_tasks([registry])
+    registry.write_text('[{"name": "tb", "tasks": []}]')
+    with pytest.raises(TaskError, match=r"not a Harbor registry \(0.version: Field required\)"):
+        find_tasks([registry])
+    with pytest.raises(TaskError, match="none of DIRS is a registry file"):
+        find_tasks([tmp_path / "datasets" / "tb"], dataset="tb")
+
+
 def test_ledger_resumes_and_refuses_another_job(tmp_path: Path) -> None:
     job = tmp_path / "job"
     ledger = Ledger.open(job, _spec({"a": "/a"}))
