@@ -48,7 +48,7 @@ NOTES = (
     "after those fixes had landed and measured once: 89/96 (92.7%), 0 false calls, 1 wrong-argument call "
     "(a GLM value holding a literal </tool_call> cut at it), 5 malformed outputs repaired that TensorRT-LLM "
     "refuses, 0 cut-off copies run. "
-    "Set 4, named 2026-12-03 17:40 UTC before set 3's misses were read and before any of its tests was opened: xLLM (jd-opensource/xllm `tests/function_call/*_detector_test.cpp` at 87e8d6ed619bfbf96c467d2465392abe16b58576) and LocalAI (mudler/LocalAI `pkg/functions/parse_test.go`, `parse_glm_9722_test.go`, `parse_lfm2_test.go`, `peg_integration_test.go` at 82c191afadf5f005281e798ccfa0ffd0d5805030); to be gathered after set 3's fixes land and measured once. "
+    "Set 4, named 2026-12-03 17:33 UTC before set 3's misses were read and before any of its tests was opened: xLLM (jd-opensource/xllm `tests/function_call/*_detector_test.cpp` at 87e8d6ed619bfbf96c467d2465392abe16b58576) and LocalAI (mudler/LocalAI `pkg/functions/parse_test.go`, `parse_glm_9722_test.go`, `parse_lfm2_test.go`, `peg_integration_test.go` at 82c191afadf5f005281e798ccfa0ffd0d5805030); to be gathered after set 3's fixes land and measured once. "
     "Speed (measured 2026-12-03, load average 13-14, in the same runs as the "
     "tree before issue 21, b5dd5c2, on the same 355-message corpus, `bench/repair_throughput.py --rounds 10`): "
     "median 0.145-0.162 ms per message against 0.117-0.129 ms (1.23-1.31x); a 49 KB reply with no call in it "

@@ -1,13 +1,15 @@
 """Throughput of the repair pipeline, and the time it adds to one agent turn.
 
-    python bench/repair_throughput.py [--rounds 20] [--no-write]
+    python bench/repair_throughput.py [--rounds 20] [--tree DIR] [--no-write]
 
 Runs ``correct()`` (the core of ``agentrun repair``) over every message of the repair corpus
 (tests/fixtures/repair/corpus.jsonl: clean native calls, calls in every native text format, broken
 JSON, wrong names and types, negatives), ``--rounds`` times, and reports messages/s plus the median
 and p90 time per message, overall and per family of case. Also times a realistic large turn:
-a ``write_file`` of a 40 KB module, clean and with Python-quoted content. Writes the table into
-BENCHMARKS.md under "## Repair" (replacing that section only).
+a ``write_file`` of a 40 KB module, clean and with Python-quoted content, and a long reply with no
+call in it (45 KB of prose, inline code, Python fences and 495 mentions of ``read_file(path)``).
+``--tree DIR`` times another checkout's ``agentrun`` (an older commit: the peer) on the same inputs.
+Writes the table into BENCHMARKS.md under "## Repair" (replacing that section only).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+if "--tree" in sys.argv[:-1]:  # the peer's agentrun, imported before ours can be
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()))
+else:
+    sys.path.insert(0, str(ROOT))
 
 from agentrun.commands.repair import _message, load_tools  # noqa: E402
 from agentrun.messages import Message, ToolCall  # noqa: E402
@@ -43,6 +48,21 @@ def _time(message: Message, tools: Any, **kw: Any) -> float:
     t0 = time.perf_counter()
     correct(message, tools, **kw)
     return time.perf_counter() - t0
+
+
+def _no_call_reply() -> str:
+    """A long final answer that only talks about tools: the corrector must find nothing, fast."""
+    para = (
+        "The loader calls `read_file(path)` on each entry, then read_file(path) again when the cache "
+        "misses; see {ref} for the {n}th case. Nothing here is a call to run, only a description.\n\n"
+    )
+    code = "```python\ndef load(path):\n    return read_file(path)  # {n}\n```\n\n"
+    return "".join(
+        para.format(ref=f"docs/part{n}.md", n=n)
+        + para.format(ref="README", n=n)
+        + (code.format(n=n) if n % 8 == 0 else "")
+        for n in range(120)
+    )
 
 
 def run(rounds: int) -> dict[str, Any]:
@@ -86,10 +106,13 @@ def run(rounds: int) -> dict[str, Any]:
             ToolCall(id="c", name="write_file", arguments=repr({"path": "app/models.py", "content": module})),
         ),
     )
+    no_call = Message(role="assistant", content=_no_call_reply())
     big = {
         "clean": [_time(big_clean, tools) for _ in range(rounds)],
         "python_quoted": [_time(big_py, tools) for _ in range(rounds)],
         "bytes": len(big_args),
+        "no_call": [_time(no_call, tools) for _ in range(rounds)],
+        "no_call_bytes": len(no_call.content or ""),
     }
     return {
         "n": len(per_msg),
@@ -130,7 +153,9 @@ def render(r: dict[str, Any], rounds: int) -> str:
         f"**A large turn**: one `write_file` of a {b['bytes'] / 1024:.0f} KB Django module: clean JSON median "
         f"{ms(statistics.median(b['clean']))} ms (p90 {ms(_pct(b['clean'], 0.9))}); the same call with "
         f"Python-quoted content (`{{'path': ..., 'content': '...'}}`, repaired by the narrow ladder) median "
-        f"{ms(statistics.median(b['python_quoted']))} ms (p90 {ms(_pct(b['python_quoted'], 0.9))}).",
+        f"{ms(statistics.median(b['python_quoted']))} ms (p90 {ms(_pct(b['python_quoted'], 0.9))}). A "
+        f"{b['no_call_bytes'] / 1024:.0f} KB reply with no call in it (prose, inline code, Python fences, "
+        f"mentions of `read_file(path)`): median {ms(statistics.median(b['no_call']))} ms.",
         "",
     ]
     return "\n".join(lines)
@@ -152,7 +177,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    parser.add_argument("--tree", help="time this checkout's agentrun instead (implies --no-write)")
     args = parser.parse_args()
+    args.no_write = args.no_write or bool(args.tree)
     section = render(run(args.rounds), args.rounds)
     print(section)
     if not args.no_write:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
-from agentrun.repair.structural.values import kv_value
+from agentrun.repair.structural.values import kv_value, past_open_value
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -70,10 +70,17 @@ _DSML_PARAM_RE = re.compile(
 def extract_dsml(text: str) -> list[Found]:
     """DeepSeek V3.2 / V4 DSML: ``<｜DSML｜invoke name="x"><｜DSML｜parameter name="p" string="true">v...``.
 
-    ``string="true"`` values are kept as written; ``string="false"`` ones are JSON.
+    ``string="true"`` values are kept as written; ``string="false"`` ones are JSON. A body that is
+    one JSON object and no parameter is the arguments (as under any other invoke wrapper).
     """
     found: list[Found] = []
     for m in _DSML_INVOKE_RE.finditer(text):
+        closed = m.group(0).rstrip().endswith("invoke>")
+        body = m.group(2).strip()
+        if body.startswith("{") and "DSML" not in body:
+            whole = closed and not looks_cut_off(body)
+            found.append(Found(m.group(1), body, m.start(), m.end(), "dsml", closed=whole))
+            continue
         args: dict[str, object] = {}
         for p in _DSML_PARAM_RE.finditer(m.group(2)):
             name, is_string, value = p.group(1), p.group(2), p.group(3)
@@ -84,12 +91,12 @@ def extract_dsml(text: str) -> list[Found]:
                 except ValueError:
                     pass
             args[name] = value if is_string == "true" else RawText(value)
-        closed = m.group(0).rstrip().endswith("invoke>")
         found.append(Found(m.group(1), args, m.start(), m.end(), "dsml", closed=closed))
     return found
 
 
-_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+_TOOL_CALL_END_RE = re.compile(r"</tool_call>|<tool_call>")
+_TOOL_CALL_OPEN_RE = re.compile(r"<tool_call>")
 _FUNCTION_RE = re.compile(r"<function=([^>\n]+)>(.*?)(?:</function>|(?=<function=)|\Z)", re.DOTALL)
 _PARAM_RE = re.compile(
     r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
@@ -137,16 +144,34 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
     return found
 
 
+def _tool_call_blocks(text: str) -> Iterator[tuple[int, str, int, bool]]:
+    """(start, body, end, closed) of each ``<tool_call>`` block: it ends at its ``</tool_call>``
+    (not one inside a value that closes after it), at the next ``<tool_call>``, or at the end."""
+    pos = 0
+    while (start := text.find("<tool_call>", pos)) >= 0:
+        body_start = start + len("<tool_call>")
+        m = _TOOL_CALL_END_RE.search(text, body_start)
+        while m is not None and m.group(0) == "</tool_call>":
+            past = past_open_value(text, body_start, m.start(), _TOOL_CALL_OPEN_RE)
+            if past == -1:
+                break
+            m = _TOOL_CALL_END_RE.search(text, past) if past >= 0 else None
+        if m is None:
+            yield start, text[body_start:], len(text), False
+            return
+        closed = m.group(0) == "</tool_call>"
+        yield start, text[body_start : m.start()], m.end() if closed else m.start(), closed
+        pos = m.end() if closed else m.start()
+
+
 def extract_tool_call_tags(text: str) -> list[Found]:
     """``<tool_call>`` bodies in four dialects: Hermes/Qwen2.5 JSON, Granite JSON lists,
     Qwen3-Coder ``<function=name><parameter=p>v</parameter></function>``, GLM 4.x
     ``name<arg_key>k</arg_key><arg_value>v</arg_value>`` (``<invoke name=..>`` bodies, MiniMax's
     among them, are ``repair.structural``'s)."""
     found: list[Found] = []
-    for m in _TOOL_CALL_RE.finditer(text):
-        body, closed = m.group(1), m.group(0).endswith("</tool_call>")
+    for start, body, end, closed in _tool_call_blocks(text):
         stripped = body.strip()
-        start, end = m.start(), m.end()
         # servers often strip </tool_call> as a stop string: a whole body is still a whole call
         if stripped.startswith(("{", "[", "```")):
             whole = closed or not looks_cut_off(strip_fence(stripped))

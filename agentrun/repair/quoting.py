@@ -8,6 +8,8 @@ spaces in the middle of a sentence ("Command R calls tools like <|START_ACTION|>
 and then .."; a generated one is glued to the text before it, or follows a finished sentence:
 SGLang's "User wants the weather. <|python_start|>[..]<|python_end|> In this way .."), a sentence running through it ("you could call <tool_call>.. to list files"), or an
 example marker right before it ("e.g.", "for example:", "the format is"). Those are never run.
+A call block of several lines is not a quote however it sits ("prefix <tool_call>name\n<arg_key>..
+</tool_call> suffix", TensorRT-LLM's tests): a sentence quoting a call keeps it on its line.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ _OPENING_RE = re.compile(r"\s*(?:<[^>\n]{1,60}>|\[[A-Z_]+\]|functools|>>>)+")  #
 _MARKUP_RE = re.compile(r"<[|｜]?[\w:/▁.|｜ -]{1,40}[|｜]?>|\[/?[A-Z_]+\]")
 
 
-def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
-    """``text[lo:hi]`` without other candidates' spans and special-token markup."""
+def _between(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
+    """``text[lo:hi]`` without other candidates' spans."""
     pieces, pos = [], lo
     for s, e in sorted(spans):
         if e <= lo or s >= hi:
@@ -34,7 +36,12 @@ def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
         pieces.append(text[pos : max(pos, s)])
         pos = max(pos, min(e, hi))
     pieces.append(text[pos:hi])
-    return _MARKUP_RE.sub("", "".join(pieces)).strip()
+    return "".join(pieces)
+
+
+def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
+    """``text[lo:hi]`` without other candidates' spans and special-token markup."""
+    return _MARKUP_RE.sub("", _between(text, lo, hi, spans)).strip()
 
 
 def _wrapper_after_example(text: str, line_start: int) -> bool:
@@ -53,8 +60,8 @@ def quoted(
 ) -> bool:
     """True when the candidate at ``text[start:end]`` is only being talked about."""
     line_start = text.rfind("\n", 0, start) + 1
-    if text.count("`", line_start, start) % 2 == 1:
-        return True  # inside a `code span`
+    if _between(text, line_start, start, spans).count("`") % 2 == 1:
+        return True  # inside a `code span` (the fence of a call before it on the line is not one)
     before = _outside(text, line_start, start, spans)
     if before.lower().endswith(_EXAMPLE) or (not before and _wrapper_after_example(text, line_start)):
         return True
@@ -70,6 +77,8 @@ def quoted(
         return runs_on and bool(after)
     line_end = text.find("\n", end)
     after = _outside(text, end, line_end if line_end >= 0 else len(text), spans)
+    if strict and "\n" in text[start:end].strip():
+        return False  # a block of lines: a sentence quoting a call keeps it on its line
     if strict:
         # a generated envelope is glued to the text before it ("some prefix text<｜tool▁calls▁begin｜>",
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words

@@ -10,11 +10,12 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from typing import Any
 
 from agentrun.repair.candidates import RawText
 
-__all__ = ["kv_value", "param_value", "python_literal", "trim_value"]
+__all__ = ["kv_value", "param_value", "past_open_value", "python_literal", "trim_value"]
 
 _JSON_TYPES = {
     "integer",
@@ -94,3 +95,31 @@ def python_literal(text: str) -> Any:
         return _plain(ast.parse(source, mode="eval").body)
     except (SyntaxError, MemoryError, RecursionError, TypeError) as exc:
         raise ValueError(str(exc)) from exc
+
+
+_VALUE_OPEN_RE = re.compile(r"<((?:[a-z]+_)?arg_value|value|parameter|param|argument)\b[^<>]*>")
+
+
+def past_open_value(text: str, start: int, at: int, again: re.Pattern[str]) -> int:
+    """A wrapper's closing tag found at ``text[at]`` that lies inside a value opened in
+    ``text[start:at]``, one whose own closing tag comes after it (``<arg_value>literal
+    </tool_call> marker</arg_value>``), is the value's text: returns where to look for the
+    wrapper's close again (just past the value's), or -1 when ``at`` is the close. The value
+    must close before the wrapper (``again``) or the same value tag opens again, so a value
+    whose close was dropped never swallows the next call. -2: a key/value pair's value is open
+    and never closes (GLM-style servers never drop ``</arg_value>``): the text was cut inside
+    it, and the wrapper's close there is part of the value."""
+    last = None
+    for last in _VALUE_OPEN_RE.finditer(text, start, at):  # noqa: B007 (the last one is wanted)
+        pass
+    if last is None:
+        return -1
+    close = f"</{last.group(1)}>"
+    if text.find(close, last.end(), at) >= 0:
+        return -1
+    end = text.find(close, at)
+    if end < 0 and last.group(1).endswith("value"):
+        return -2
+    if end < 0 or again.search(text, at, end) or text.find(f"<{last.group(1)}", at, end) >= 0:
+        return -1
+    return end + len(close)

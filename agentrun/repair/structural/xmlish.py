@@ -25,7 +25,7 @@ from typing import Any
 from agentrun.repair.candidates import Found
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
-from agentrun.repair.structural.values import kv_value, param_value
+from agentrun.repair.structural.values import kv_value, param_value, past_open_value
 
 __all__ = ["extract_invocations"]
 
@@ -77,6 +77,8 @@ def _element(text: str, m: re.Match[str]) -> tuple[str, int, bool]:
         return "", m.end(), True
     close_re, again_re = _ends(m.group(1))
     close = close_re.search(text, m.end())
+    while close is not None and (past := past_open_value(text, m.end(), close.start(), again_re)) != -1:
+        close = close_re.search(text, past) if past >= 0 else None
     again = again_re.search(text, m.end(), close.start() if close else len(text))
     if close is not None and (again is None or close.start() < again.start()):
         return text[m.end() : close.start()], close.end(), True
@@ -160,6 +162,20 @@ def _named_child(body: str) -> tuple[str, str] | None:
     return m.group(2), body[m.end() :]
 
 
+_TEXT_NAME_RE = re.compile(
+    r"""\s*([A-Za-z_][\w.\-]*)((?:\s+[\w.\-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s<>"']+))+)\s*"""
+)
+
+
+def _text_named(body: str, known: Names) -> tuple[str, dict[str, str]] | None:
+    """``<tool_call>multiply a=12 b=34</tool_call>``: a requested tool's name as the body's text,
+    its arguments as attributes after it (mlx-lm's GLM tests)."""
+    m = _TEXT_NAME_RE.fullmatch(body)
+    if m is None or not names_tool(m.group(1), known):
+        return None
+    return m.group(1), _attrs(m.group(2))
+
+
 def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
     tag, attrs = m.group(1), _attrs(m.group(2))
     local = _local(tag)
@@ -179,6 +195,8 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
             anchored_only = True
     elif local in _CALL_TAGS and (child := _named_child(body)) is not None:
         name, body = child
+    elif local in _CALL_TAGS and closed and (inline := _text_named(body, known)) is not None:
+        name, attrs, body = inline[0], inline[1], ""
     elif closed and names_tool(tag, known):
         name, anchored_only = tag, True
     else:
