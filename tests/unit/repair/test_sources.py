@@ -53,22 +53,24 @@ def test_tuning_sources_recover_their_calls(tallies: dict[str, Tally]) -> None:
 
 
 def test_sources_held_out_until_measured_recover_their_calls(tallies: dict[str, Tally]) -> None:
-    """dynamo, lmdeploy, mistral.rs (set 1: 74/85 when measured) and vllm-mlx, mlx-lm (set 2: 117/123),
-    tuning since. What they still miss: calls whose end never came (GLM pairs at the end of the text;
-    never run), one envelope quoted mid-sentence, mlx-lm's GLM ``name a=1 b=2``."""
+    """dynamo, lmdeploy, mistral.rs (set 1: 74/85 when measured), vllm-mlx, mlx-lm (set 2: 117/123) and
+    tensorrt-llm (set 3: 89/96), tuning since. What they still miss: calls whose end never came (GLM
+    pairs at the end of the text; never run), one envelope quoted mid-sentence."""
     was = [tallies[s] for s in WAS_HELD_OUT]
     positives = sum(t.positives for t in was)
-    assert positives >= 200 and sum(t.negatives for t in was) >= 50
-    assert sum(t.recovered for t in was) / positives >= 0.95
+    assert positives >= 300 and sum(t.negatives for t in was) >= 90
+    assert sum(t.recovered for t in was) / positives >= 0.98
 
 
-def test_held_out_source_recovers_most_calls(tallies: dict[str, Tally]) -> None:
-    """The held-out figure (BENCHMARKS.md "Repair recovery by source"), measured once: tensorrt-llm
-    89/96 (92.7%). The issue's goal is 98%; the floor catches a regression."""
+def test_held_out_sources_recover_most_calls_and_run_no_call_not_made(tallies: dict[str, Tally]) -> None:
+    """The held-out figure (BENCHMARKS.md "Repair recovery by source"), measured once: set 4, xllm and
+    localai, 105/139 (75.5%; 104/140 before 5 gathering errors were corrected), 0 false calls. The
+    issue's goal is 98%; the floor catches a regression."""
     held = [tallies[s] for s in HELD_OUT]
     positives = sum(t.positives for t in held)
-    assert positives >= 90 and sum(t.negatives for t in held) >= 40
-    assert sum(t.recovered for t in held) / positives >= 0.9
+    assert positives >= 130 and sum(t.negatives for t in held) >= 70
+    assert sum(len(t.false_calls) for t in held) == 0
+    assert sum(t.recovered for t in held) / positives >= 0.75
 
 
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
