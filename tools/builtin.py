@@ -16,7 +16,7 @@ import contextlib
 import errno
 import os
 import re
-import selectors
+import select
 import shutil
 import signal
 import subprocess
@@ -35,6 +35,7 @@ SKIP_DIRS = frozenset({".git"})
 CALL_MARKER = "AGENTRUN_TOOL_CALL"  # in the environment of every process run_shell starts
 # After a command exits, how long its leftover background processes may keep writing.
 EXIT_GRACE_S = 0.3
+REAP_EVERY_S = 0.05  # how often a running command's adopted zombies are collected
 
 
 class ToolFailure(Exception):
@@ -494,8 +495,9 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     try:
         proc = subprocess.Popen(
             [shell, "-c", command],
+            bufsize=0,  # read through os.read: no buffered reader (and its isatty ioctl) to make
             cwd=workspace(),
-            stdin=subprocess.DEVNULL,
+            stdin=_devnull(),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -523,6 +525,14 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
 
 
 _SHELLS: dict[str, str] = {}
+_DEVNULL: list[int] = []
+
+
+def _devnull() -> int:
+    """/dev/null opened once for every command's stdin (``DEVNULL`` opens and closes it each time)."""
+    if not _DEVNULL:
+        _DEVNULL.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    return _DEVNULL[0]
 
 
 def _shell(path: str) -> str:
@@ -637,47 +647,74 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
-    """Read the command's output until it ends; True if the deadline killed it."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
-    sel = selectors.DefaultSelector()
-    sel.register(fd, selectors.EVENT_READ)
-    timed_out, exited_at, eof = False, None, False
+def _exit_fd(pid: int) -> int | None:
+    """A pidfd of ``pid``: readable once it has exited, so its exit wakes the runtime at once
+    instead of being found by a poll. None where the kernel (before 5.3) or a seccomp refuses."""
     try:
-        while not eof:
-            _reap_orphans(proc.pid)
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
+    """Read the command's output until it ends; True if the deadline killed it.
+
+    Woken by its output and by its exit (``_exit_fd``), never by a timer: the command's end
+    is seen when it happens (a poll with a sleep cost 0.5-1 ms a call, more under load). The
+    wake-up every ``REAP_EVERY_S`` only collects the zombies the runtime adopts meanwhile."""
+    assert proc.stdout is not None
+    out, exit_fd = proc.stdout.fileno(), _exit_fd(proc.pid)  # read only once poll says so
+    poller = select.poll()
+    poller.register(out, select.POLLIN)
+    if exit_fd is not None:
+        poller.register(exit_fd, select.POLLIN)
+    timed_out, exited_at, eof = False, None, False
+    exit_seen, reaped_at = exit_fd is None, time.monotonic()  # without a pidfd, look each round
+    try:
+        while True:
             now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
+            if exit_seen and exited_at is None and proc.poll() is not None:
                 exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
-                break  # only leftover background processes still hold the pipe
+            if exited_at is not None and (eof or now - exited_at > EXIT_GRACE_S):
+                break  # done, or only leftover background processes still hold the pipe
             if exited_at is None and now >= deadline:
                 timed_out = True
                 break
+            if now - reaped_at >= REAP_EVERY_S:
+                _reap_orphans(proc.pid)
+                reaped_at = now
             limit = deadline if exited_at is None else exited_at + EXIT_GRACE_S
-            for _ in sel.select(timeout=min(max(limit - now, 0.0), 0.05)):
-                try:
-                    chunk = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
+            if eof and exit_fd is None:  # output closed before exit, and no pidfd: a timed wait
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=max(min(limit - now, REAP_EVERY_S), 0.0))
+                continue
+            for fd, _ in poller.poll(max(min(limit - now, REAP_EVERY_S), 0.0) * 1000):
+                if fd == out and not _read_into(out, capture):
                     eof = True
-                    break
-                capture.add(chunk)
-        if eof and exited_at is None:  # output closed (e.g. coreutils close stdout) before exit
-            try:
-                proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                    poller.unregister(out)
+                elif fd == exit_fd:
+                    exit_seen = True
+                    poller.unregister(exit_fd)
     finally:
         _kill_group(proc.pid)  # timeout, or leftovers of a finished command (also fork bombs)
         proc.wait()
-        _drain(fd, capture, time.monotonic() + 0.2)
-        sel.close()
+        if not eof:
+            _drain(out, capture, time.monotonic() + 0.2)
+        if exit_fd is not None:
+            os.close(exit_fd)
         proc.stdout.close()
     return timed_out
+
+
+def _read_into(fd: int, capture: _Capture) -> bool:
+    """One read of the command's output into ``capture``; False at its end."""
+    try:
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        return True
+    if chunk:
+        capture.add(chunk)
+    return bool(chunk)
 
 
 def _reap_orphans(keep: int) -> None:
@@ -696,17 +733,16 @@ def _reap_orphans(keep: int) -> None:
 
 
 def _drain(fd: int, capture: _Capture, until: float) -> None:
-    while time.monotonic() < until:
-        try:
-            chunk = os.read(fd, 65536)
-        except BlockingIOError:
-            time.sleep(0.01)
-            continue
-        except OSError:
-            return
-        if not chunk:
-            return
-        capture.add(chunk)
+    """What is left in the pipe once the command is gone, for at most until ``until``."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while (left := until - time.monotonic()) > 0:
+        if poller.poll(left * 1000):
+            try:
+                if not _read_into(fd, capture):
+                    return
+            except OSError:
+                return
 
 
 TOOLS = [read_file, write_file, edit_file, list_files, search, run_shell]

@@ -193,6 +193,50 @@ def test_run_shell_unbounded_output_stays_bounded(tools: ModuleType, ws: Path) -
     assert "bytes of output cut" in message and len(message) < tools.MAX_OUTPUT_BYTES + 500
 
 
+@pytest.fixture(params=["pidfd", "no pidfd"])
+def exit_seen(request: pytest.FixtureRequest, tools: ModuleType, monkeypatch: pytest.MonkeyPatch) -> str:
+    """run_shell sees its command's exit through a pidfd, or (a kernel or seccomp without
+    ``pidfd_open``) by a timed wait: both ways end each call as the command does."""
+    if request.param == "no pidfd":
+        monkeypatch.setattr(tools, "_exit_fd", lambda pid: None)
+    return str(request.param)
+
+
+def test_run_shell_output_closed_before_the_exit(tools: ModuleType, ws: Path, exit_seen: str) -> None:
+    result = tools.run_shell("echo out; exec >&- 2>&-; sleep 0.3; exit 3")
+    assert result.exit_code == 3 and result.text == "out\n[exit code: 3]"
+
+
+def test_run_shell_deadline_with_the_output_closed(tools: ModuleType, ws: Path, exit_seen: str) -> None:
+    message = failure(tools, "timeout", tools.run_shell, "echo started; exec >&- 2>&-; sleep 300", timeout=1)
+    assert "timed out after 1s" in message and "started" in message
+
+
+def test_run_shell_background_child_holding_the_output(tools: ModuleType, ws: Path, exit_seen: str) -> None:
+    result = tools.run_shell("sleep 300 & echo $!; exit 4")
+    assert result.exit_code == 4
+    assert _dies(int(result.text.split()[0]))
+
+
+def test_an_exit_fd_is_readable_once_the_process_exits(tools: ModuleType) -> None:
+    import select
+
+    proc = subprocess.Popen(["sleep", "30"])
+    fd = tools._exit_fd(proc.pid)
+    if fd is None:
+        proc.wait(timeout=10)
+        pytest.skip("this kernel has no pidfd_open")
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        assert poller.poll(0) == [] and proc.poll() is None  # running: not readable
+        proc.kill()
+        assert poller.poll(10_000), "the pidfd did not wake when the process exited"
+        assert proc.wait(timeout=1) == -9
+    finally:
+        os.close(fd)
+
+
 def test_runtime_server_answers_json_lines(ws: Path) -> None:
     (ws / "a.txt").write_text("hello\n")
     requests = [
