@@ -211,7 +211,7 @@ def render(rows: list[tuple[str, str, list[float]]]) -> str:
         f"{engine.get('Version')} (API {engine.get('ApiVersion')}), docker SDK {docker.__version__}, "
         f"Python {platform.python_version()} on the host; sandbox image agentrun-sandbox:base "
         f"(Debian bookworm, python3 3.11). Load average when done: {load} (other people's builds and "
-        "tests share the cores, which is why the exec rows sit above the reference's). Milliseconds "
+        "tests may share the cores: the exec rows, against the reference's, say how busy). Milliseconds "
         "per round trip, container already running.",
         "",
         "| transport | work | median ms | p90 ms | n |",
