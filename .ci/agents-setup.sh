@@ -7,3 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/python -m agentrun.agents.install || printf '\033[1m[agents]\033[0m an install failed (above)\n' >&2
+# each agent's image layer on the tasks its tests run (todo-cli, greet-cli), once per task image
+# (~2 min for mini-swe-agent's pip install, ~1 min for Qwen Code's node and npm install)
+if docker info >/dev/null 2>&1; then
+  .venv/bin/python -m agentrun.agents.image todo-cli greet-cli || printf '\033[1m[agents]\033[0m an image layer failed (above)\n' >&2
+fi

@@ -51,6 +51,9 @@ class ModeSummary(BaseModel):
     wall_s_median: float
     stop_reasons: dict[str, int]
     cached_tokens_median: float | None = None
+    ttft_median_s: float | None = Field(
+        default=None, description="the median over trials of each run's median TTFT"
+    )
     prefix_cache_hit_rate_median: float | None = Field(default=None, description="from the server's counters")
 
 
@@ -102,6 +105,7 @@ def summarize(results: list[RunResult]) -> ModeSummary:
         wall_s_median=_median([r.timings.wall_s for r in results]),
         stop_reasons=reasons,
         cached_tokens_median=median_present([r.usage.cached_tokens for r in results]),
+        ttft_median_s=median_present([r.timings.ttft_median_s for r in results]),
         prefix_cache_hit_rate_median=median_present(
             [(r.server or {}).get("prefix_cache_hit_rate") for r in results]
         ),
@@ -235,6 +239,7 @@ def comparison_table(c: Comparison) -> Table:
                 "-" if s.prefix_cache_hit_rate_median is None else f"{s.prefix_cache_hit_rate_median:.1%}"
             ),
         )
+    row("TTFT (s)", lambda s: "-" if s.ttft_median_s is None else f"{s.ttft_median_s:.3f}")
     row("wall time (s)", lambda s: f"{s.wall_s_median:.1f}")
     row("stop reasons", lambda s: ", ".join(f"{r} {n}" for r, n in sorted(s.stop_reasons.items())))
     return table

@@ -12,6 +12,9 @@ agent's own tools. Adding an agent is one file and one line in ``AGENTS``.
     mini_swe_agent.py  mini-swe-agent (PyPI): one ``bash`` tool
     qwen_code.py       Qwen Code (npm): write_file, edit, run_shell_command, glob, ...
     install.py         ``python -m agentrun.agents.install``: each agent into the cache, once
+    image.py           the agent on top of a task's image, a cached layer (``python -m``: built ahead)
+    sandboxed.py       ``--agent NAME``: the agent in the task's sandbox, the gateway its one way out
+    figures.py         the run's figures from the gateway's records; token_watch.py: its token budget
 """
 
 from __future__ import annotations

@@ -4,10 +4,14 @@ Built when missing, by the adapter's own install commands (the registries are re
 building, never at run time), under ``PREFIX``; the task image's user is restored after, so
 the sandbox starts as it would without the agent. The tag names all three, so a new version
 or a rebuilt task image gets a layer of its own and an existing one is reused as it is.
+
+``python -m agentrun.agents.image TASK...`` builds each agent's layer on each task's image ahead
+of time (``.ci/agents-setup.sh``: so a test's time is the agent's run, not its install).
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -63,3 +67,26 @@ def ensure_agent_image(task_image: str, adapter: AgentAdapter, *, log: Callable[
         return tag
     finally:
         client.close()
+
+
+def main(tasks: list[str]) -> int:
+    """Each agent's layer on each of ``tasks``' images (built if missing); 1 if one failed."""
+    from agentrun.agents import AGENTS, get_agent
+    from agentrun.errors import AgentrunError
+    from agentrun.sandbox.images import ensure_task_image
+    from agentrun.tasks import load_task
+
+    failed = 0
+    for task in tasks:
+        for name in sorted(AGENTS):
+            try:
+                tag = ensure_agent_image(ensure_task_image(load_task(task)), get_agent(name), log=print)
+                print(f"[agents] {name} on {task}: {tag}", file=sys.stderr)
+            except AgentrunError as exc:
+                print(f"[agents] {name} on {task}: {exc}", file=sys.stderr)
+                failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

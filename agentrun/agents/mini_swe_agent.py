@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from agentrun.replay.script import Script, ScriptCall, ScriptTurn
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 TRAJECTORY = "mini-trajectory.json"
+RETURNCODE = re.compile(r'^\s*\{\s*"returncode":\s*(-?\d+)')  # its observation_template's opening
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,11 @@ class MiniSweAgent:
         return AgentOutcome(
             submitted=status == "Submitted", exit_status=status, final=str(info.get("submission") or "")
         )
+
+    def tool_failed(self, text: str) -> bool:
+        """A command's result (``{"returncode": N, "output": ...}``) failed when N is not 0."""
+        found = RETURNCODE.match(text)
+        return found is not None and found.group(1) != "0"
 
     def render(self, script: Script, workdir: str) -> Script:
         """Every step through ``bash`` (a file written through a heredoc, an edit by a short

@@ -18,25 +18,22 @@ import json
 import shutil
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentrun import lines
 from agentrun.agents import AGENTS, get_agent
 from agentrun.agents.base import AgentAdapter, AgentEndpoint, AgentOutcome
+from agentrun.agents.figures import gateway_stats
 from agentrun.agents.image import PREFIX
-from agentrun.budget import RunStats
-from agentrun.messages import Usage
+from agentrun.agents.token_watch import STOP_FILE, TokenWatch
 
 __all__ = [
     "SOCKET_DIR",
     "AgentRun",
     "GatewaySocket",
     "gateway_socket",
-    "gateway_stats",
     "run_in_sandbox",
     "run_stage",
 ]
@@ -46,7 +43,7 @@ SOCKET_NAME = "gateway.sock"
 RELAY_PORT = 8010
 HOME = "/tmp/agentrun-agent-home"
 LAUNCHER = "/opt/agentrun/tools/agent_launch.py"
-TIMED_OUT = 124
+TIMED_OUT, STOPPED = 124, 125  # tools/agent_launch.py's exit codes: wall time, the host's stop
 
 
 class GatewaySocket:
@@ -89,11 +86,12 @@ def run_in_sandbox(
     socket: GatewaySocket,
     run_dir: Path,
     wall_s: float,
+    max_tokens: int | None = None,
     upstream_api_key: str | None = None,
 ) -> AgentRun:
-    """Start the gateway on ``socket``, run the agent in ``sandbox`` for at most ``wall_s``,
-    stop the gateway; the agent's output lands in ``run_dir/agent/``, the gateway's records in
-    ``run_dir/gateway/``."""
+    """Start the gateway on ``socket``, run the agent in ``sandbox`` for at most ``wall_s`` (and
+    ``max_tokens`` tokens: ``TokenWatch``), stop the gateway; the agent's output lands in
+    ``run_dir/agent/`` however it ended, the gateway's records in ``run_dir/gateway/``."""
     from agentrun.gateway import GatewayConfig, start
     from agentrun.sandbox import container as ct
 
@@ -105,19 +103,23 @@ def run_in_sandbox(
         unix_socket=socket.path,
         upstream_api_key=upstream_api_key,
     )
-    _write_spec(adapter, instruction, model, Path(sandbox.logs_dir) / "agent", wall_s)
+    logs = Path(sandbox.logs_dir) / "agent"
+    _write_spec(adapter, instruction, model, logs, wall_s)
+    budget = max_tokens if max_tokens is not None else 2**62
     t0 = time.monotonic()
-    with start(config):
+    with start(config), TokenWatch(run_dir / "gateway" / "requests.jsonl", logs / STOP_FILE, budget) as watch:
         done = ct.run_exec(
             sandbox.container,
             f"python3 -I {LAUNCHER} /logs/agent/spec.json",
-            timeout=wall_s + 60,
+            timeout=wall_s + 60,  # the launcher keeps the wall time; this is for a launcher that hangs
             user=sandbox.user,
         )
     wall = time.monotonic() - t0
-    outcome = _collect(adapter, Path(sandbox.logs_dir) / "agent", run_dir / "agent")
+    outcome = _collect(adapter, logs, run_dir / "agent")
+    stderr = run_dir / "agent" / "stderr.txt"
+    tail = stderr.read_text(errors="replace")[-500:] if stderr.is_file() else done.output[-500:]
     return AgentRun(
-        *_stop(outcome, done.exit_code, done.timed_out, done.output), outcome, done.exit_code, wall
+        *_stop(outcome, done.exit_code, done.timed_out, tail, watch.reason), outcome, done.exit_code, wall
     )
 
 
@@ -141,7 +143,8 @@ def _write_spec(adapter: AgentAdapter, instruction: str, model: str, logs: Path,
 def _collect(adapter: AgentAdapter, logs: Path, out: Path) -> AgentOutcome:
     """The agent's output copied into the run's folder, and how it ended."""
     shutil.copytree(logs, out, dirs_exist_ok=True)
-    (out / "spec.json").unlink(missing_ok=True)
+    for name in ("spec.json", STOP_FILE):
+        (out / name).unlink(missing_ok=True)
     files = {
         rel: (out / Path(rel).name).read_text()
         for rel in adapter.result_files
@@ -151,41 +154,23 @@ def _collect(adapter: AgentAdapter, logs: Path, out: Path) -> AgentOutcome:
     return adapter.outcome(stdout, files)
 
 
-def _stop(outcome: AgentOutcome, code: int, timed_out: bool, output: str) -> tuple[str, str | None]:
-    """The run's stop reason from how the agent ended (its own word first, then its exit code)."""
+def _stop(
+    outcome: AgentOutcome, code: int, timed_out: bool, stderr: str, host_reason: str | None = None
+) -> tuple[str, str | None]:
+    """The run's stop reason from how the agent ended: its own word first, then a budget the
+    host stopped it at, then its exit code (the tail of its stderr said with a crash)."""
     if outcome.submitted:
         return "final_answer", None
+    if host_reason is not None and code == STOPPED:
+        return host_reason, f"the agent was stopped at its budget ({stderr.strip().rsplit(chr(10), 1)[-1]})"
     if timed_out or code == TIMED_OUT:
         return "max_wall_time", f"the agent was stopped at its wall-time limit ({outcome.exit_status})"
     if code != 0:
         return (
             "agent_crashed",
-            f"the agent exited with {code}: {outcome.exit_status}; {output[-500:]}".strip(),
+            f"the agent exited with {code}: {outcome.exit_status}; {stderr[-500:]}".strip(),
         )
     return "agent_stopped", f"the agent ended without finishing: {outcome.exit_status}"
-
-
-def gateway_stats(records: Path) -> RunStats:
-    """The run's request figures, counted from the gateway's ``requests.jsonl``."""
-    stats = RunStats()
-    for row in lines.read_jsonl(records) if records.is_file() else []:
-        stats.requests += 1
-        stats.turns += 1
-        usage = row.get("usage") or {}
-        stats.usage = stats.usage + Usage(
-            prompt_tokens=usage.get("prompt_tokens") or 0,
-            completion_tokens=usage.get("completion_tokens") or 0,
-            total_tokens=usage.get("total_tokens") or 0,
-            cached_tokens=usage.get("cached_tokens"),
-            reasoning_tokens=usage.get("reasoning_tokens"),
-        )
-        # direct mode records no reply of its own: the client got the upstream's message as it was
-        stats.tool_calls += len(
-            (row.get("reply") or row.get("upstream_message") or {}).get("tool_calls") or []
-        )
-        stats.repairs.update(Counter(r["kind"] for r in row.get("repairs") or []))
-        stats.retries += len(row.get("attempts") or [])
-    return stats
 
 
 @contextlib.contextmanager
@@ -228,9 +213,12 @@ def run_stage(run: Any, sandbox: Any, socket: GatewaySocket) -> None:
         socket=socket,
         run_dir=run.run_dir,
         wall_s=wall,
+        max_tokens=task.config.agentrun.max_tokens_total,
         upstream_api_key=config.api_key if config.base_url else None,
     )
-    run.stats = gateway_stats(run.run_dir / "gateway" / "requests.jsonl")
+    run.stats = gateway_stats(
+        run.run_dir / "gateway" / "requests.jsonl", getattr(adapter, "tool_failed", None)
+    )
     run.stats.agent_wall_s = done.wall_s
     run.result.stop_reason, run.result.error = done.stop_reason, done.error
     if run.endpoint.faults_drawn is not None:

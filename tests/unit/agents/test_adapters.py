@@ -128,7 +128,8 @@ def test_the_agent_layer_installs_as_root_and_gives_the_image_its_user_back() ->
 
 
 def test_the_run_figures_are_counted_from_the_gateway_records(tmp_path: Path) -> None:
-    from agentrun.agents.sandboxed import _stop, gateway_stats
+    from agentrun.agents.figures import gateway_stats
+    from agentrun.agents.sandboxed import _stop
 
     call = {"id": "c", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
     rows = [
