@@ -97,10 +97,11 @@ class QwenCode:
         )
         if result is None:
             return AgentOutcome(submitted=False, exit_status="no result", final=stdout[-2000:])
+        final = str(result.get("result") or "")
+        if final.startswith("[API Error"):  # said as its answer, with subtype "success" and rc 0
+            return AgentOutcome(submitted=False, exit_status=final[:300], final=final)
         ok = result.get("subtype") == "success" and not result.get("is_error")
-        return AgentOutcome(
-            submitted=ok, exit_status=str(result.get("subtype")), final=str(result.get("result") or "")
-        )
+        return AgentOutcome(submitted=ok, exit_status=str(result.get("subtype")), final=final)
 
     def render(self, script: Script, workdir: str) -> Script:
         """Qwen Code's tools take absolute paths: write_file, edit, run_shell_command, glob."""

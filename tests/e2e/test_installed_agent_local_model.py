@@ -7,7 +7,8 @@ minutes to read, so each agent gets ``MAX_WALL_S`` and may well end there: the t
 that it ran to a stop reason with its figures recorded (result.json's requests = the gateway's
 lines = its spans; each answered request's tokens and TTFT), not that it solved the task.
 Budget: about ``MAX_WALL_S`` + 25 s per agent (the local model's start, the sandbox, grading),
-under 4 minutes for the two; the agents' image layers on greet-cli are built by
+under 4 minutes for the two (Qwen Code's opening request, 14.8K tokens, is refused at
+once by the model's 8K context); the agents' image layers on greet-cli are built by
 ``.ci/agents-setup.sh`` (or the first run), not here.
 """
 
@@ -24,7 +25,7 @@ from agentrun import localmodel
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 AGENTS = ["mini-swe-agent", "qwen-code"]  # every installed agent, one entry each
-MAX_WALL_S = 80
+MAX_WALL_S = 150
 STOP_REASONS = {"final_answer", "agent_stopped", "agent_crashed", "max_wall_time", "max_tokens"}
 
 

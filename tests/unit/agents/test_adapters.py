@@ -105,6 +105,11 @@ def test_each_agent_reads_how_it_ended() -> None:
     events = [{"type": "system"}, {"type": "result", "subtype": "success", "is_error": False, "result": "hi"}]
     assert qwen.outcome(json.dumps(events), {}).final == "hi"
     assert qwen.outcome("[API Error: Connection error.]", {}).submitted is False
+    # a refused request is said as its answer, with subtype "success" (the local model's 8K context)
+    refused = "[API Error: 400 request (14764 tokens) exceeds the available context size (8192 tokens)]"
+    events[-1]["result"] = refused
+    said = qwen.outcome(json.dumps(events), {})
+    assert said.submitted is False and said.exit_status == refused
 
 
 def test_an_unknown_agent_names_the_known_ones() -> None:
