@@ -16,7 +16,7 @@ from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
-from agentrun.repair.structural.values import kv_value, past_open_value
+from agentrun.repair.structural.values import indented_layout, kv_value, past_open_value
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -107,6 +107,8 @@ _GLM_ARG_RE = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_v
 def _trim_value(value: str) -> str:
     """Qwen3-Coder's template puts a newline after ``<parameter=p>`` and before its close; without
     the first, a last newline is the value's own (a file's last line)."""
+    if (block := indented_layout(value)) is not None:
+        return block
     if value.startswith("\n"):
         value = value[1:]
         return value[:-1] if value.endswith("\n") else value

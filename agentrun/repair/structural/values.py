@@ -11,11 +11,12 @@ import ast
 import json
 import math
 import re
+import textwrap
 from typing import Any
 
 from agentrun.repair.candidates import RawText
 
-__all__ = ["kv_value", "param_value", "past_open_value", "python_literal", "trim_value"]
+__all__ = ["indented_layout", "kv_value", "param_value", "past_open_value", "python_literal", "trim_value"]
 
 _JSON_TYPES = {
     "integer",
@@ -32,11 +33,28 @@ _JSON_TYPES = {
 }
 
 
+def indented_layout(value: str) -> str | None:
+    """A value laid out as an indented block: a newline after the opening tag and the closing tag on
+    a line of its own, indented (``<parameter=m>\n      Hello\n    </parameter>``, LocalAI's tests):
+    the block without the layout, dedented. None when the value is not laid out so."""
+    if not value.startswith("\n"):
+        return None
+    body, newline, last = value[1:].rpartition("\n")
+    if not value[1:].strip():
+        return ""  # nothing but layout
+    if not newline or not last or last.strip():
+        return None
+    return textwrap.dedent(body)
+
+
 def trim_value(value: str) -> str:
     """Templates put a newline after the opening tag *and* one before the closing tag (Qwen3-Coder);
-    that pair is layout. One newline at the end alone is data (a file's last line)."""
+    that pair is layout (and the indentation of an indented block). One newline at the end alone is
+    data (a file's last line)."""
     if value.startswith("<![CDATA[") and value.endswith("]]>"):
         return value[9:-3]
+    if (block := indented_layout(value)) is not None:
+        return block
     if value.startswith("\n") and value.endswith("\n") and len(value) >= 2:
         return value[1:-1]
     return value
@@ -57,9 +75,11 @@ def param_value(inner: str, attrs: dict[str, str]) -> Any:
 
 def kv_value(inner: str) -> RawText:
     """An ``<arg_value>``: GLM-style servers JSON-encode strings in it (``"Paris"``) as often as not;
-    a value that is exactly one JSON string is that string."""
-    value = inner
-    text = value.strip()
+    a value that is exactly one JSON string is that string. Whitespace around a value of one line
+    is layout (``<arg_value>  Beijing  </arg_value>``, xLLM's tests); a value of several lines keeps
+    it (a file's last newline)."""
+    text = inner.strip()
+    value = text if "\n" not in text else inner
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
         try:
             decoded = json.loads(text)

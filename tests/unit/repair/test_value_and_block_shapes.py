@@ -89,3 +89,32 @@ def test_a_tool_name_with_attribute_arguments_as_the_body(tools, reply) -> None:
     assert [(c.name, c.arguments) for c in result.calls] == [("read_file", {"path": "a.py", "start_line": 3})]
     # not a requested tool: not a call
     assert correct(reply("<tool_call>fetch url=x</tool_call>"), tools).calls == ()
+
+
+def test_an_indented_block_value_loses_its_layout_and_nothing_else(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # LocalAI's tests (set 4): the call laid out with indentation, the closing tag indented
+    text = (
+        "<tool_call>\n  <function=write_file>\n    <parameter=path>\n      a.md\n    </parameter>\n"
+        "    <parameter=content>\n      # Title\n        indented line\n    </parameter>\n  </function>\n</tool_call>"
+    )
+    result = correct(reply(text), tools)
+    assert [c.arguments for c in result.calls] == [{"path": "a.md", "content": "# Title\n  indented line"}]
+    # not indented: a value's own last newline stays (a file's last line)
+    flat = "<tool_call>\n<function=write_file>\n<parameter=path>a.md</parameter>\n<parameter=content>x = 1\n</parameter>\n</function>\n</tool_call>"
+    assert [c.arguments for c in correct(reply(flat), tools).calls] == [
+        {"path": "a.md", "content": "x = 1\n"}
+    ]
+
+
+def test_whitespace_around_a_one_line_key_value_is_layout(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # xLLM's GLM tests (set 4): "<arg_value>  Beijing  </arg_value>" is "Beijing"
+    text = "<tool_call>read_file<arg_key>\tpath\r\n</arg_key><arg_value>  a.py  </arg_value></tool_call>"
+    assert [c.arguments for c in correct(reply(text), tools).calls] == [{"path": "a.py"}]
+    # a value of several lines keeps its whitespace
+    text = (
+        "<tool_call>write_file<arg_key>path</arg_key><arg_value>a.py</arg_value>"
+        "<arg_key>content</arg_key><arg_value>x = 1\ny = 2\n</arg_value></tool_call>"
+    )
+    assert [c.arguments for c in correct(reply(text), tools).calls] == [
+        {"path": "a.py", "content": "x = 1\ny = 2\n"}
+    ]
