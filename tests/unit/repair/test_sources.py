@@ -10,6 +10,7 @@ import pytest
 
 from tests.fixtures.repair.sources import (
     HELD_OUT,
+    HELD_OUT_SETS,
     WAS_HELD_OUT,
     Case,
     Tally,
@@ -53,24 +54,34 @@ def test_tuning_sources_recover_their_calls(tallies: dict[str, Tally]) -> None:
 
 
 def test_sources_held_out_until_measured_recover_their_calls(tallies: dict[str, Tally]) -> None:
-    """dynamo, lmdeploy, mistral.rs (set 1: 74/85 when measured), vllm-mlx, mlx-lm (set 2: 117/123) and
-    tensorrt-llm (set 3: 89/96), tuning since. What they still miss: calls whose end never came (GLM
-    pairs at the end of the text; never run), one envelope quoted mid-sentence."""
-    was = [tallies[s] for s in WAS_HELD_OUT]
+    """Sets 1-3 (dynamo, lmdeploy, mistral.rs: 74/85 when measured; vllm-mlx, mlx-lm: 117/123;
+    tensorrt-llm: 89/96), tuning since, at 98%. What they still miss: GLM pairs whose end never came
+    (never run), one envelope quoted mid-sentence."""
+    was = [tallies[s] for name in ("set 1", "set 2", "set 3") for s in HELD_OUT_SETS[name]]
     positives = sum(t.positives for t in was)
     assert positives >= 300 and sum(t.negatives for t in was) >= 90
     assert sum(t.recovered for t in was) / positives >= 0.98
 
 
-def test_held_out_sources_recover_most_calls_and_run_no_call_not_made(tallies: dict[str, Tally]) -> None:
-    """The held-out figure (BENCHMARKS.md "Repair recovery by source"), measured once: set 4, xllm and
-    localai, 105/139 (75.5%; 104/140 before 5 gathering errors were corrected), 0 false calls. The
-    issue's goal is 98%; the floor catches a regression."""
-    held = [tallies[s] for s in HELD_OUT]
+def test_the_last_held_out_set_recovers_at_least_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 4 (xllm, localai), measured once held out: 105/139 (75.5%; 104/140 before 5 gathering errors
+    were corrected), 0 false calls; its misses were fixed since (111/139). Most of what it still misses
+    are arguments its tools' schemas do not declare, which the repair drops (``schema``: a schema with
+    properties and no additionalProperties takes no others). The issue's goal is 98% on held-out
+    sources; the floor is the figure that was met blind."""
+    held = [tallies[s] for s in HELD_OUT_SETS["set 4"]]
     positives = sum(t.positives for t in held)
     assert positives >= 130 and sum(t.negatives for t in held) >= 70
     assert sum(len(t.false_calls) for t in held) == 0
-    assert sum(t.recovered for t in held) / positives >= 0.75
+    assert sum(t.recovered for t in held) / positives >= 0.755
+
+
+def test_held_out_sources_are_none_but_the_named_sets(tallies: dict[str, Tally]) -> None:
+    """Every source the corpus gathered from another project belongs to a held-out set or was tuned
+    on from the start, and none is held out now (set 5 is named, not gathered)."""
+    gathered = {c.source for c in gathered_cases()}
+    assert gathered == {s for sources in HELD_OUT_SETS.values() for s in sources}
+    assert set(WAS_HELD_OUT) == gathered and not set(HELD_OUT) & set(tallies)
 
 
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
