@@ -113,6 +113,8 @@ def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
     config = RunConfig.model_validate_json(config_json)
     if not ray.get(ledger.started.remote(config.run_id or "", node)):
         return node, b""  # the load stopped while this session waited for a place
+    if len(ray.get(ledger.nodes.remote(config.run_id or ""))) > 1:  # an attempt on a lost node
+        _prune_lost_attempt(config)  # left its containers running on the engines it used
     stop, done = threading.Event(), threading.Event()
     threading.Thread(target=_watch_stop, args=(ledger, stop, done), daemon=True).start()
     with tempfile.TemporaryDirectory(prefix="agentrun-ray-") as tmp:
@@ -131,6 +133,21 @@ def _session(config_json: str, gate: Any, ledger: Any) -> tuple[str, bytes]:
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
             tar.add(folder, arcname=".")
     return node, buffer.getvalue()
+
+
+def _prune_lost_attempt(config: RunConfig) -> None:
+    """Remove what an earlier attempt of this run left on the pool's engines: its node was lost
+    with the process that would have removed them; this attempt starts from scratch."""
+    import docker
+
+    from agentrun.sandbox.container import prune
+
+    hosts: list[str | None] = [*config.docker_hosts] or [config.docker_host]
+    for host in hosts:
+        with contextlib.suppress(Exception):  # an engine gone too: the pool's own retry handles it
+            client = docker.DockerClient(base_url=host, timeout=30) if host else docker.from_env(timeout=30)
+            with contextlib.closing(client):
+                prune(client, run_id=config.run_id)
 
 
 def _watch_stop(ledger: Any, stop: threading.Event, done: threading.Event) -> None:
