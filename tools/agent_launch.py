@@ -88,7 +88,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(GRACE_S)
     leftovers.stop_descendants()
-    proc.wait()
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()  # stop_descendants took it too; a bounded wait, not an open one
+    proc.wait(10)
 
 
 def run_agent(spec: dict[str, Any], logs: Path, out: BinaryIO, err: BinaryIO) -> int:
