@@ -20,4 +20,5 @@ fi
 # the guard on the tool channel's speed (issue 26): read_file over the channel at least 60x faster
 # than an SDK exec_run of cat measured in the same run, median of three (a ratio, not a time)
 if [ "${CI:-}" = true ]; then .venv/bin/python bench/channel_vs_exec.py --check 60 --repeat 3; fi
-exec .venv/bin/python -m pytest "$@"
+# the 30 slowest tests at the end, so CI time (budget 60 min) can be watched run to run
+exec .venv/bin/python -m pytest --durations=30 "$@"
