@@ -7,7 +7,7 @@ if [ -x .ci/phoenix-setup.sh ]; then ./.ci/phoenix-setup.sh; fi
 if [ -x .ci/harbor-setup.sh ]; then ./.ci/harbor-setup.sh; fi
 # LiteLLM (client and proxy) for the gateway's peer tests, in its own cached venv (~2.5 min once)
 if [ -x .ci/peers-setup.sh ]; then ./.ci/peers-setup.sh; fi
-# Qwen Code (npm) and mini-swe-agent (PyPI), pinned, for the gateway's agent tests (~1-2 min once, cached)
+# Qwen Code and opencode (npm) and mini-swe-agent (PyPI), pinned, for the gateway's agent tests (~1-2 min once, cached)
 if [ -x .ci/agents-setup.sh ]; then ./.ci/agents-setup.sh; fi
 # the real-model check (a ~5 min llama.cpp build and a 1.1 GB model, cached outside the checkout)
 if [ "${CI:-}" = true ] || [ "${AGENTRUN_LOCAL_MODEL_TESTS:-}" = 1 ]; then .venv/bin/agentrun local-model prepare; fi

@@ -11,6 +11,7 @@ agent's own tools. Adding an agent is one file and one line in ``AGENTS``.
     base.py            AgentAdapter, AgentEndpoint, Launch, AgentOutcome; heredoc writing
     mini_swe_agent.py  mini-swe-agent (PyPI): one ``bash`` tool
     qwen_code.py       Qwen Code (npm): write_file, edit, run_shell_command, glob, ...
+    opencode.py        opencode (npm, a native binary): write, edit, bash, glob, ... (rendered by schema)
     install.py         ``python -m agentrun.agents.install``: each agent into the cache, once
     image.py           the agent on top of a task's image, a cached layer (``python -m``: built ahead)
     sandboxed.py       ``--agent NAME``: the agent in the task's sandbox, the gateway its one way out
@@ -29,6 +30,7 @@ __all__ = ["AGENTS", "AgentAdapter", "AgentEndpoint", "AgentOutcome", "Launch", 
 # name -> the module whose ``ADAPTER`` it is (imported when asked for)
 AGENTS: dict[str, str] = {
     "mini-swe-agent": "agentrun.agents.mini_swe_agent",
+    "opencode": "agentrun.agents.opencode",
     "qwen-code": "agentrun.agents.qwen_code",
 }
 

@@ -7,12 +7,11 @@ inside a sandbox container. Paths are strings (POSIX): the agent may live in a c
 
 from __future__ import annotations
 
-import posixpath
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentrun.replay.render import edit_command, heredoc, write_command
 from agentrun.replay.script import Script, ScriptCall, ScriptTurn
 
 __all__ = [
@@ -86,41 +85,6 @@ class AgentAdapter(Protocol):
         """``script`` (agentrun's tools: write_file, edit_file, run_shell, list_files, a final
         answer) with each step written in this agent's own tools, ``workdir`` its cwd."""
         ...
-
-
-def heredoc(command: str, text: str) -> str:
-    """``command`` fed ``text`` through a quoted heredoc (nothing in it expanded), its marker
-    chosen so that no line of ``text`` ends it early."""
-    marker = "AGENTRUN_EOF"
-    while marker in text:
-        marker += "_"
-    body = text if text.endswith("\n") else text + "\n"
-    return f"{command} <<'{marker}'\n{body}{marker}"
-
-
-def write_command(path: str, text: str) -> str:
-    """A shell command that writes ``text`` to ``path`` exactly (its parent made first): the way
-    an agent with only a shell writes a file."""
-    quoted = shlex.quote(path)
-    parent = shlex.quote(posixpath.dirname(path) or ".")
-    if not text.endswith("\n"):  # a heredoc always ends in a newline: printf writes it as it is
-        return f"mkdir -p {parent} && printf %s {shlex.quote(text)} > {quoted}"
-    return heredoc(f"mkdir -p {parent} && cat > {quoted}", text)
-
-
-def edit_command(path: str, old: str, new: str) -> str:
-    """A shell command that replaces the one occurrence of ``old`` in ``path`` by ``new`` (and
-    fails, saying so, when ``old`` is not there exactly once), as ``edit_file`` does."""
-    program = (
-        "import pathlib, sys\n"
-        f"p = pathlib.Path({path!r})\n"
-        "t = p.read_text()\n"
-        f"old, new = {old!r}, {new!r}\n"
-        "if t.count(old) != 1:\n"
-        "    sys.exit(f'{p}: the old text occurs {t.count(old)} times, not once')\n"
-        "p.write_text(t.replace(old, new, 1))\n"
-    )
-    return heredoc("python3 -", program)
 
 
 def render_turns(

@@ -11,6 +11,7 @@ that reports cached tokens and serves ``/metrics``. Everything it says is labell
 
     script.py     Script, ScriptTurn, ScriptCall, tokenize, plan_turn, script_from_task (and _for_tasks)
     server.py     ReplayServer: the HTTP server
+    render.py     render_turn: a scripted step written in the tools a request offers (by their schemas)
     hooks.py      its hook protocols (TurnMutator, PromptCache) and RequestRecord
     reply.py      Reply: a turn as the deltas, finish reason and usage a vLLM server would send
     faults.py     FaultInjector: seeded faults the way real model families get tool calls wrong

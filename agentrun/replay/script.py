@@ -85,13 +85,18 @@ CLOSING_TURN = ScriptTurn(content="Done.")
 
 
 class Script(BaseModel):
-    """The turns the replay model plays, in order, and the model name it answers with."""
+    """The turns the replay model plays, in order, and the model name it answers with; each
+    step is written in the tools a request offers when they are not agentrun's (``render``)."""
 
     turns: list[ScriptTurn] = Field(default_factory=list)
     model_name: str = "replay"
     sections: dict[str, list[ScriptTurn]] = Field(
         default_factory=dict,
         description="a multi-step task's: the turns of the conversation whose first user message is the key",
+    )
+    workdir: str | None = Field(
+        default=None,
+        description="the client's working directory: where a step's relative path is, for tools that take absolute ones",
     )
 
     def turn(self, index: int, messages: Sequence[dict[str, Any]] = ()) -> ScriptTurn:

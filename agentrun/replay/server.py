@@ -6,7 +6,8 @@ Streams look like vLLM's: a role chunk ``{"role": "assistant", "content": ""}`` 
 then one chunk per output token (reasoning as both ``reasoning`` and ``reasoning_content``,
 then content, then each tool call as a header delta with id, type and name followed by
 argument pieces), a chunk with the finish reason, a usage chunk when
-``stream_options.include_usage`` is set, and ``data: [DONE]``.
+``stream_options.include_usage`` is set, and ``data: [DONE]``. A scripted step in agentrun's
+tools is played as a call to the request's own tool that does the same (``render.py``).
 
 Timing is exact by construction: output token ``k`` (from 0) leaves at
 ``ttft + k * token_delay`` after the request was read, on a deadline schedule so sleeps
@@ -30,6 +31,7 @@ from agentrun.lines import json_text
 from agentrun.replay.choice import read_tool_choice
 from agentrun.replay.hooks import PromptCache, RequestRecord, TurnMutator
 from agentrun.replay.quiet_gc import QuietCollector
+from agentrun.replay.render import render_turn
 from agentrun.replay.reply import Reply, prompt_tokens
 from agentrun.replay.script import LABEL, MAX_RETRIES, Script, plan_turn
 from agentrun.toolset import ToolSpec
@@ -128,10 +130,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body: dict[str, Any], t0: float) -> None:
         owner = self.server.owner
         plan = plan_turn(body["messages"], max_retries=owner.max_retries_per_call)
-        turn = owner.script.turn(plan.index, body["messages"])
+        tools = _request_tools(body)
+        turn = render_turn(owner.script.turn(plan.index, body["messages"]), tools, owner.script.workdir)
         pinned = read_tool_choice(body)[0]  # guided decoding: a pinned call comes out well-formed
         if owner.fault_injector is not None and not any(c.name == pinned for c in turn.tool_calls):
-            turn = owner.fault_injector.mutate(turn, body["messages"], plan.index, _request_tools(body))
+            turn = owner.fault_injector.mutate(turn, body["messages"], plan.index, tools)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         seq = owner._count("chat_seq")
         reply = Reply(turn, call_prefix=f"call_{plan.index}_{plan.attempt}_", max_tokens=max_tokens)

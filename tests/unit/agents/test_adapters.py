@@ -113,7 +113,7 @@ def test_each_agent_reads_how_it_ended() -> None:
 
 
 def test_an_unknown_agent_names_the_known_ones() -> None:
-    with pytest.raises(UserError, match="mini-swe-agent, qwen-code"):
+    with pytest.raises(UserError, match="mini-swe-agent, opencode, qwen-code"):
         get_agent("claude")
     assert all(get_agent(name).name == name for name in AGENTS)
 
