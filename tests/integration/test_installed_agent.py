@@ -25,6 +25,7 @@ from agentrun_testsupport import run_cli
 from agentrun.agents import AgentEndpoint, AgentOutcome, Launch
 from agentrun.agents.sandboxed import GatewaySocket, run_in_sandbox
 from agentrun.config import RunConfig
+from agentrun.lines import read_jsonl
 from agentrun.replay import ReplayServer, Script, ScriptTurn
 from agentrun.runner import run_task
 from agentrun.sandbox.docker import DockerSandbox
@@ -155,10 +156,10 @@ def test_an_installed_agent_solves_todo_cli_through_the_gateway(
     run_dir = Path(result.results_path)
     assert result.stop_reason == "final_answer", (result.stop_reason, result.error)
     assert result.hidden_tests.total == 16 and result.hidden_tests.passed == 16, result.hidden_tests
-    lines = (run_dir / "gateway" / "requests.jsonl").read_text().splitlines()
-    spans = (run_dir / "gateway" / "spans.jsonl").read_text().splitlines()
-    assert result.requests == len(lines) == len(spans) >= 5
-    assert result.tool_calls.total == sum(len(json.loads(x)["reply"]["tool_calls"]) for x in lines)
+    rows = read_jsonl(run_dir / "gateway" / "requests.jsonl")
+    spans = read_jsonl(run_dir / "gateway" / "spans.jsonl")
+    assert result.requests == len(rows) == len(spans) >= 5
+    assert result.tool_calls.total == sum(len(r["reply"]["tool_calls"]) for r in rows)
     assert (run_dir / "agent" / "stdout.txt").is_file()
     if agent == "mini-swe-agent":
         trajectory = json.loads((run_dir / "agent" / "mini-trajectory.json").read_text())
