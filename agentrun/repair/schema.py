@@ -154,7 +154,7 @@ def coerce_arguments(args: dict[str, Any], schema: dict[str, Any]) -> Coerced:
     for alias, target in rename_argument_aliases(out.arguments, schema):
         out.changes.append(("rename_argument_aliases", alias, target))
     props = _props(schema)
-    extra_ok = schema.get("additionalProperties", False) is not False or not props
+    extra_ok = schema.get("additionalProperties", True) is not False  # JSON Schema's default: allowed
     required = set(schema.get("required") or ())
     for key in list(out.arguments):
         value = out.arguments[key]
@@ -262,7 +262,7 @@ def _model_for(schema_json: str) -> type[BaseModel]:
     schema = json.loads(schema_json)
     props = _props(schema)
     required = set(schema.get("required") or ())
-    extra = "allow" if schema.get("additionalProperties", False) is not False or not props else "forbid"
+    extra = "forbid" if schema.get("additionalProperties", True) is False else "allow"
     fields: dict[str, Any] = {}
     for name, prop in props.items():
         ann = _annotation(prop)

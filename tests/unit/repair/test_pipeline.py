@@ -257,3 +257,20 @@ def test_calls_keep_the_order_the_model_wrote_them_in(tools, reply) -> None:  # 
     cut = correct(msg, tools, finish_reason="length")  # cut off: nothing runs, each stays in its place
     assert cut.truncated and [r.call_id for r in cut.rejected] == ["c0", "c1", "c2"]
     assert [r.reason for r in cut.rejected] == ["truncated", "unknown_tool", "truncated"]
+
+
+def test_undeclared_arguments_are_kept_unless_the_schema_refuses_them() -> None:
+    """JSON Schema allows properties a schema does not declare unless ``additionalProperties`` is
+    false: a request's tool without that keyword gets the model's extra arguments; agentrun's own
+    tools declare it (pydantic's extra="forbid") and lose them."""
+    from agentrun.repair.schema import coerce_arguments, validate_arguments
+    from agentrun.toolset import builtin_specs
+
+    schema: dict[str, object] = {"type": "object", "properties": {"city": {"type": "string"}}}
+    args = {"city": "Paris", "unit": "celsius"}
+    assert coerce_arguments(args, schema).arguments == args and validate_arguments(args, schema) == []
+    closed = {**schema, "additionalProperties": False}
+    out = coerce_arguments(args, closed)
+    assert out.arguments == {"city": "Paris"} and [c[0] for c in out.changes] == ["drop_unknown_key"]
+    assert validate_arguments(args, closed)
+    assert all(s.parameters.get("additionalProperties") is False for s in builtin_specs())
