@@ -86,6 +86,13 @@ def _total(tallies: list[Tally]) -> Tally:
     return out
 
 
+def _held_out_names(tallies: dict[str, Tally]) -> str:
+    measured = [s for s in HELD_OUT if s in tallies]
+    named = [s for s in HELD_OUT if s not in tallies]
+    out = ", ".join(measured) or "none measured now: every set measured so far has been read since"
+    return out + (f"; named, not gathered yet: {', '.join(named)}" if named else "")
+
+
 def render(tallies: dict[str, Tally], seconds: float) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
@@ -100,7 +107,7 @@ def render(tallies: dict[str, Tally], seconds: float) -> str:
         "output the source's test calls malformed and its own parser refuses (a typo in a tag, Python quotes, "
         "ASCII bars for DeepSeek's full-width ones); the repair reads those on purpose. Cut-off ran: copies cut inside the last call that ran a "
         "call (with `finish_reason=length`) or one the whole text does not hold. **Held out** "
-        f"({', '.join(HELD_OUT) or 'none now: every set measured so far has been read since'}): sources "
+        f"({_held_out_names(tallies)}): sources "
         "whose tests were not read while the readers were written or tuned; measured, never tuned on.",
         "",
         NOTES,

@@ -75,12 +75,14 @@ def test_the_last_held_out_set_recovers_at_least_its_blind_figure(tallies: dict[
     assert sum(t.recovered for t in held) / positives >= 0.755
 
 
-def test_held_out_sources_are_none_but_the_named_sets(tallies: dict[str, Tally]) -> None:
-    """Every source the corpus gathered from another project belongs to a held-out set or was tuned
-    on from the start, and none is held out now (set 5 is named, not gathered)."""
+def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
+    """Every source the corpus gathered from another project belongs to a named held-out set; a source
+    measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
+    may be named before it is gathered)."""
     gathered = {c.source for c in gathered_cases()}
-    assert gathered == {s for sources in HELD_OUT_SETS.values() for s in sources}
-    assert set(WAS_HELD_OUT) == gathered and not set(HELD_OUT) & set(tallies)
+    named = {s for sources in HELD_OUT_SETS.values() for s in sources}
+    assert gathered <= named and set(HELD_OUT) <= named
+    assert set(WAS_HELD_OUT) == gathered - set(HELD_OUT) and not set(WAS_HELD_OUT) & set(HELD_OUT)
 
 
 def test_no_source_runs_a_call_the_model_did_not_make(tallies: dict[str, Tally]) -> None:
