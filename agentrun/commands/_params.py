@@ -90,7 +90,7 @@ def model_agent_name(value: str) -> str:
 
 AGENT_HELP = (
     "model (agentrun's loop); oracle: run solution/solve.sh; nop: do nothing; "
-    "mini-swe-agent or qwen-code: that agent in the sandbox, its requests through the gateway"
+    "mini-swe-agent, opencode or qwen-code: that agent in the sandbox, its requests through the gateway"
 )
 AgentName = Annotated[str, typer.Option("--agent", help=AGENT_HELP, callback=agent_name)]
 ModelAgentName = Annotated[str, typer.Option("--agent", help=AGENT_HELP, callback=model_agent_name)]

@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
         dirs: Dirs,
-        agent: Annotated[str, typer.Option(help="model | oracle | nop")] = "model",
+        agent: _params.AgentName = "model",
         mode: Annotated[str, typer.Option(help="direct | corrected")] = "corrected",
         concurrency: Annotated[int, typer.Option(min=1, help="trials run at the same time")] = 1,
         trials: Annotated[int, typer.Option(min=1, help="trials of each task (pass@k up to this)")] = 1,
@@ -133,9 +133,10 @@ def register(app: typer.Typer) -> None:
         from agentrun.batch import JobSpec, Ledger
         from agentrun.harbor.imagemap import parse_image_map
 
-        _check_choices(agent, mode)
+        _check_mode(mode)
         images = parse_image_map(image_map or [], image_map_file or [])  # options first, then the folders
         names = _task_names(dirs, include or [], exclude or [], dataset, allow=allow_task_privileges)
+        _check_agent_profiles(agent, names)
         base = RunConfig(
             task=next(iter(names.values())),
             mode=cast(Mode, mode),
@@ -160,11 +161,25 @@ def register(app: typer.Typer) -> None:
         _execute(Ledger.open(_folder(job, results), spec), base, runner, concurrency, not no_report)
 
 
-def _check_choices(agent: str, mode: str) -> None:
-    if agent not in ("model", "oracle", "nop"):
-        raise UserError(f"--agent must be model, oracle or nop, not {agent!r}")
+def _check_mode(mode: str) -> None:
     if mode not in ("direct", "corrected"):
         raise UserError(f"--mode must be direct or corrected, not {mode!r}")
+
+
+def _check_agent_profiles(agent: str, names: dict[str, str]) -> None:
+    """An installed agent runs on strict-profile tasks only, for now: say so before the job
+    starts (not once per trial, each after its agent layer is built)."""
+    from agentrun.agents import AGENTS
+    from agentrun.tasks import load_task
+
+    if agent not in AGENTS:
+        return
+    harbor = sorted(n for n, path in names.items() if load_task(path).config.profile == "harbor")
+    if harbor:
+        shown = ", ".join(harbor[:5]) + (f" and {len(harbor) - 5} more" if len(harbor) > 5 else "")
+        raise UserError(
+            f"--agent {agent} runs on strict-profile tasks only, for now; not on {shown} (--exclude them)"
+        )
 
 
 def _task_names(

@@ -30,6 +30,17 @@ def test_bad_mode_and_missing_model(tmp_path: Path) -> None:
     _one_line_error(run_cli("task", "todo-cli", "--base-url", "http://127.0.0.1:9/v1"), "--model")
 
 
+def test_an_unknown_agent_names_the_known_ones(tmp_path: Path) -> None:
+    tasks = Path(__file__).resolve().parents[2] / "tasks"
+    for command in (["task", "todo-cli"], ["run", str(tasks / "todo-cli")]):
+        proc = run_cli(*command, "--agent", "claude", "--results", str(tmp_path))
+        _one_line_error(proc, "unknown agent 'claude'", "mini-swe-agent, opencode, qwen-code")
+    harbor = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks" / "solve-only"
+    proc = run_cli("run", str(harbor), "--agent", "qwen-code", "--results", str(tmp_path))
+    _one_line_error(proc, "strict-profile tasks only", "solve-only")  # before the job starts
+    assert not list(tmp_path.iterdir())
+
+
 def test_docker_not_running(tmp_path: Path) -> None:
     proc = run_cli(
         "task",

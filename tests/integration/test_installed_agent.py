@@ -181,3 +181,23 @@ def test_compare_with_an_installed_agent_prints_direct_vs_corrected(todo_image: 
     assert direct["repaired_total"] == {} and sum(corrected["repaired_total"].values()) > 0
     assert direct["tool_calls_median"] > 0 and corrected["tool_calls_median"] > 0
     assert corrected["fully_passed"] == 1
+
+
+def test_a_dataset_run_with_an_installed_agent(todo_image: str, tmp_path: Path) -> None:
+    """``agentrun run --agent NAME``: each trial is the same run as ``task --agent``, its
+    requests through the gateway, graded by the task's hidden tests, in the job's ledger."""
+    job = tmp_path / "job"
+    done = run_cli(
+        "run", str(Path(__file__).resolve().parents[2] / "tasks" / "todo-cli"), "--agent", "qwen-code",
+        "--job", str(job), "--no-report", timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    ledger = json.loads((job / "job.json").read_text())
+    assert ledger["spec"]["agent"] == "qwen-code"
+    (trial,) = ledger["trials"]
+    assert (trial["cause"], trial["stop_reason"], trial["reward"]) == ("ok", "final_answer", 1.0), trial
+    run_dir = job / trial["run_dir"]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["agent"] == "qwen-code" and result["hidden_tests"]["passed"] == 16
+    rows = read_jsonl(run_dir / "gateway" / "requests.jsonl")
+    assert result["requests"] == len(rows) == len(read_jsonl(run_dir / "gateway" / "spans.jsonl")) >= 5
