@@ -82,10 +82,27 @@ def agent_name(value: str) -> str:
 
 
 def model_agent_name(value: str) -> str:
-    """``agent_name``, and one that sends requests (``compare`` has nothing to compare without)."""
+    """``agent_name``, and one that sends requests (``compare`` and ``load`` have nothing without)."""
     if value in ("oracle", "nop"):
-        raise typer.BadParameter(f"{value!r} uses no model: there is nothing to compare")
+        raise typer.BadParameter(f"{value!r} uses no model: it sends no requests to compare or load")
     return agent_name(value)
+
+
+def check_agent_profiles(agent: str, tasks: dict[str, str]) -> None:
+    """An installed agent runs on strict-profile tasks only, for now: say so before a job or a
+    load starts (not once per trial, each after its agent layer is built). ``tasks``: name -> folder."""
+    from agentrun.agents import AGENTS
+    from agentrun.errors import UserError
+    from agentrun.tasks import load_task
+
+    if agent not in AGENTS:
+        return
+    harbor = sorted(n for n, path in tasks.items() if load_task(path).config.profile == "harbor")
+    if harbor:
+        shown = ", ".join(harbor[:5]) + (f" and {len(harbor) - 5} more" if len(harbor) > 5 else "")
+        raise UserError(
+            f"--agent {agent} runs on strict-profile tasks only, for now; not on {shown} (leave them out)"
+        )
 
 
 AGENT_HELP = (

@@ -136,7 +136,7 @@ def register(app: typer.Typer) -> None:
         _check_mode(mode)
         images = parse_image_map(image_map or [], image_map_file or [])  # options first, then the folders
         names = _task_names(dirs, include or [], exclude or [], dataset, allow=allow_task_privileges)
-        _check_agent_profiles(agent, names)
+        _params.check_agent_profiles(agent, names)
         base = RunConfig(
             task=next(iter(names.values())),
             mode=cast(Mode, mode),
@@ -164,22 +164,6 @@ def register(app: typer.Typer) -> None:
 def _check_mode(mode: str) -> None:
     if mode not in ("direct", "corrected"):
         raise UserError(f"--mode must be direct or corrected, not {mode!r}")
-
-
-def _check_agent_profiles(agent: str, names: dict[str, str]) -> None:
-    """An installed agent runs on strict-profile tasks only, for now: say so before the job
-    starts (not once per trial, each after its agent layer is built)."""
-    from agentrun.agents import AGENTS
-    from agentrun.tasks import load_task
-
-    if agent not in AGENTS:
-        return
-    harbor = sorted(n for n, path in names.items() if load_task(path).config.profile == "harbor")
-    if harbor:
-        shown = ", ".join(harbor[:5]) + (f" and {len(harbor) - 5} more" if len(harbor) > 5 else "")
-        raise UserError(
-            f"--agent {agent} runs on strict-profile tasks only, for now; not on {shown} (--exclude them)"
-        )
 
 
 def _task_names(

@@ -138,6 +138,8 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
 
     if o["mode"] not in ("direct", "corrected"):
         raise UserError(f"--mode must be direct or corrected, not {o['mode']!r}")
+    if o["replay"] and o["agent"] != "model":
+        raise UserError("--agent runs agents live; --replay replays recorded requests: drop one")
     if o["time_scale"] < 0 or o["sample_interval"] < 0:
         raise UserError("--time-scale and --sample-interval must not be negative")
     replay = {k: o[k] for k in ("server_metrics", "replay_ttft", "replay_token_delay")}
@@ -163,6 +165,7 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
 
         for name in items:
             load_task(name)  # fail fast on an unknown task
+        _params.check_agent_profiles(o["agent"], {name: name for name in items})
         plan = LoadPlan.make(**plan_args, default_sessions=len(items))
         path, document = run_live_load(
             items,
@@ -170,6 +173,7 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
             target,
             measure,
             mode=o["mode"],
+            agent=o["agent"],
             kv_budget=o["kv_budget"],
             docker_hosts=o["docker_host"],
             ray=_ray(o["ray"]),
@@ -204,6 +208,7 @@ def register(app: typer.Typer) -> None:
         time_scale: TimeScale = 1.0,
         kv_budget: KvBudget = None,
         mode: AgentMode = "corrected",
+        agent: _params.ModelAgentName = "model",
         slo: Slo = None,
         sample_interval: SampleInterval = 1.0,
         server_metrics: ServerMetrics = None,

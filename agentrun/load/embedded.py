@@ -152,17 +152,28 @@ def replay_endpoint(workload: Workload, *, ttft: float, token_delay: float) -> I
 
 
 @contextlib.contextmanager
-def task_endpoints(tasks: Sequence[str], *, ttft: float, token_delay: float) -> Iterator[dict[str, Endpoint]]:
+def task_endpoints(
+    tasks: Sequence[str], *, ttft: float, token_delay: float, agent: str = "model"
+) -> Iterator[dict[str, Endpoint]]:
     """One replay server for every task of a live load (each session's first message says
-    which task it plays), started before the first session, as one server a real load meets."""
+    which task it plays), started before the first session, as one server a real load meets;
+    for an installed ``agent``, its steps written in that agent's tools (one task a load)."""
     from agentrun import replay
+    from agentrun.agents import AGENTS, get_agent
     from agentrun.tasks import load_task
 
     distinct = tuple(dict.fromkeys(tasks))
+    if agent in AGENTS and len(distinct) > 1:  # its first message is its own, not the instruction
+        raise UserError(
+            f"the embedded replay model plays one task a load with --agent {agent} (its sessions open"
+            " with the agent's own message, not the task's instruction): one task, or --base-url"
+        )
     try:
         script = replay.script_for_tasks([load_task(t) for t in distinct], model_name=REPLAY_MODEL)
     except ValueError as exc:  # two tasks the one script cannot tell apart
         raise UserError(f"the embedded replay model cannot play these tasks in one load: {exc}") from None
+    if agent in AGENTS:
+        script = get_agent(agent).render(script, "/workspace")
     with _child_server(_script_server, script, ttft=ttft, token_delay=token_delay) as (base, url):
         yield dict.fromkeys(distinct, Endpoint(base, REPLAY_MODEL, replay.LABEL, (url,)))
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agentrun import interrupts
+from agentrun.agents import AGENTS
+from agentrun.lines import read_jsonl
 from agentrun.load.plan import LoadPlan
 from agentrun.load.progress import LoadProgress
 from agentrun.load.records import Interrupted, NotStarted, RequestRecord, SessionRecord, tpot, usage_fields
@@ -62,6 +64,43 @@ def records_from_trajectory(
             else:
                 records.append(_from_completion(base, event["completion"], t0_epoch))
             pending = None
+    return records
+
+
+def records_from_gateway(
+    rows: list[dict[str, Any]], *, session: str, warmup: bool, t0_epoch: float
+) -> list[RequestRecord]:
+    """One record per model request of an installed agent's run, from its gateway's
+    ``requests.jsonl`` (the agent's requests as the gateway saw and answered them)."""
+    records: list[RequestRecord] = []
+    depth = 0
+    for row in rows:
+        depth += sum(1 for m in row.get("new_messages") or () if m.get("role") == "assistant")
+        base: dict[str, Any] = {"session": session, "index": len(records), "turn": len(records) + 1}
+        base.update(depth=depth, warmup=warmup)
+        t = row.get("timings") or {}
+        e2e = float(t.get("e2e_s") or 0.0)
+        started = float(row.get("ts") or t0_epoch) - e2e  # the line is written as the reply ends
+        status = row.get("status")
+        if row.get("cancelled") or (isinstance(status, int) and status >= 400) or row.get("error"):
+            error = str(row.get("error") or f"HTTP {status}")
+            fields = {"start_s": started - t0_epoch, "e2e_s": e2e, "error": f"HTTP {status}"}
+            records.append(RequestRecord.model_validate({**base, **fields, "error_detail": error[:500]}))
+            continue
+        completion = {
+            "timings": {
+                "started_at": started,
+                "ttft_s": t["ttft_s"] if t.get("ttft_s") is not None else t.get("upstream_ttft_s"),
+                "ttfvt_s": t.get("ttfvt_s"),
+                "itl_s": row.get("itl_s") or [],
+                "e2e_s": e2e,
+            },
+            "usage": row.get("usage"),
+            "finish_reason": row.get("finish_reason"),
+            "retries": len(row.get("attempts") or ()),
+            "attempts": row.get("attempts") or (),
+        }
+        records.append(_from_completion(base, completion, t0_epoch))
     return records
 
 
@@ -157,8 +196,14 @@ class LiveLoad:
         try:
             with interrupts.stop_scope(self.stop):
                 result = self._session(config)
-            events = read_trajectory(Path(result.results_path) / "trajectory.jsonl")
-            records = records_from_trajectory(events, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
+            run_dir = Path(result.results_path)
+            events = read_trajectory(run_dir / "trajectory.jsonl")
+            if config.agent in AGENTS:  # an installed agent: its requests are the gateway's lines
+                lines = run_dir / "gateway" / "requests.jsonl"
+                rows = read_jsonl(lines) if lines.is_file() else []
+                records = records_from_gateway(rows, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
+            else:
+                records = records_from_trajectory(events, session=sid, warmup=warm, t0_epoch=self.t0_epoch)
             for record in records:
                 if not record.ok:
                     self.progress.request_finished(None, ok=False)

@@ -195,11 +195,12 @@ def run_replay_load(
 
 
 def _live_endpoints(
-    tasks: list[str], target: Target
+    tasks: list[str], target: Target, agent: str
 ) -> contextlib.AbstractContextManager[dict[str, Endpoint]]:
     """Each task's endpoint: the user's (or local) server, or the one embedded replay server."""
     if target.base_url is None and target.model is None:
-        return task_endpoints(tasks, ttft=target.replay_ttft, token_delay=target.replay_token_delay)
+        delays = {"ttft": target.replay_ttft, "token_delay": target.replay_token_delay}
+        return task_endpoints(tasks, **delays, agent=agent)
 
     @contextlib.contextmanager
     def shared() -> Iterator[dict[str, Endpoint]]:
@@ -234,13 +235,14 @@ def run_live_load(
     measure: Measure,
     *,
     mode: str = "corrected",
+    agent: str = "model",
     kv_budget: int | None = None,
     on_log: Callable[[str], None] | None = None,
     docker_hosts: list[str] | None = None,
     ray: RayOptions | None = None,
     allow_task_privileges: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
-    """Real agent sessions (tasks x seeds) against the target (``load.live``); ``docker_hosts``: their engines."""
+    """Sessions of ``agent`` (tasks x seeds) against the target (``load.live``) on ``docker_hosts``."""
     from agentrun.load.live import LiveLoad
     from agentrun.runner import RunConfig
     from agentrun.serving.admission import AdmissionGate
@@ -249,7 +251,7 @@ def run_live_load(
     runs_dir = measure.results_dir.resolve() / load_id / "runs"
     sessions = _ray_sessions(ray, kv_budget)
     gate = AdmissionGate(kv_budget) if kv_budget and sessions is None else None
-    with _live_endpoints(tasks, target) as endpoints:
+    with _live_endpoints(tasks, target, agent) as endpoints:
         first = endpoints[tasks[0]]
         embedded = first.metrics_urls[0] if target.base_url is None and target.model is None else None
 
@@ -258,6 +260,7 @@ def run_live_load(
             return RunConfig(
                 task=task,
                 mode=mode,  # type: ignore[arg-type]
+                agent=agent,
                 base_url=endpoint.base_url,
                 model=endpoint.model,
                 model_label=endpoint.label,
@@ -281,9 +284,6 @@ def run_live_load(
             live.run()
             return live.records, live.sessions
 
-        extra: dict[str, Any] = {
-            "id": load_id,
-            "tasks": tasks,
-            "workload": {"tasks": tasks, "agent_mode": mode},
-        }
+        workload = {"tasks": tasks, "agent_mode": mode, "agent": agent}
+        extra: dict[str, Any] = {"id": load_id, "tasks": tasks, "workload": workload}
         return _measure("live", first, plan, measure, runner, extra, lambda: _admission(sessions, gate))

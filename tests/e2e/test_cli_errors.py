@@ -39,6 +39,10 @@ def test_an_unknown_agent_names_the_known_ones(tmp_path: Path) -> None:
     proc = run_cli("run", str(harbor), "--agent", "qwen-code", "--results", str(tmp_path))
     _one_line_error(proc, "strict-profile tasks only", "solve-only")  # before the job starts
     assert not list(tmp_path.iterdir())
+    proc = run_cli("load", "todo-cli", "--agent", "oracle", "--results", str(tmp_path))
+    _one_line_error(proc, "sends no requests")  # a load of requests needs an agent that makes some
+    proc = run_cli("load", str(tmp_path), "--replay", "--agent", "qwen-code", "--results", str(tmp_path))
+    _one_line_error(proc, "--replay")
 
 
 def test_docker_not_running(tmp_path: Path) -> None:

@@ -201,3 +201,23 @@ def test_a_dataset_run_with_an_installed_agent(todo_image: str, tmp_path: Path) 
     assert result["agent"] == "qwen-code" and result["hidden_tests"]["passed"] == 16
     rows = read_jsonl(run_dir / "gateway" / "requests.jsonl")
     assert result["requests"] == len(rows) == len(read_jsonl(run_dir / "gateway" / "spans.jsonl")) >= 5
+
+
+def test_a_live_load_of_an_installed_agent(todo_image: str, tmp_path: Path) -> None:
+    """``agentrun load TASK --agent NAME``: two sessions of the agent at once on the embedded
+    replay model (its steps in the agent's tools); the load's records are its gateways' lines."""
+    done = run_cli(
+        "load", "todo-cli", "--agent", "qwen-code", "--sessions", "2", "--concurrency", "2",
+        "--results", str(tmp_path), "--no-report", timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    load = json.loads(next(tmp_path.glob("load-*/load.json")).read_text())
+    assert load["workload"]["agent"] == "qwen-code"
+    sessions = load["sessions"]
+    assert [(s["hidden_tests_passed"], s["hidden_tests_total"]) for s in sessions] == [(16, 16)] * 2
+    for s in sessions:  # each session's records: one per request its gateway saw, with timings
+        rows = read_jsonl(Path(s["run_dir"]) / "gateway" / "requests.jsonl")
+        mine = [r for r in load["requests"] if r["session"] == s["session"]]
+        assert len(mine) == len(rows) == s["requests"] >= 5
+        assert all(r["ttft_s"] is not None and r["prompt_tokens"] > 0 for r in mine), mine
+    assert {s["session"] for s in sessions} == {"s0000", "s0001"}
