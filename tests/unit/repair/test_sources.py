@@ -63,16 +63,26 @@ def test_sources_held_out_until_measured_recover_their_calls(tallies: dict[str, 
     assert sum(t.recovered for t in was) / positives >= 0.98
 
 
-def test_the_last_held_out_set_recovers_at_least_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_4_recovers_at_least_its_blind_figure(tallies: dict[str, Tally]) -> None:
     """Set 4 (xllm, localai), measured once held out: 105/139 (75.5%; 104/140 before 5 gathering errors
     were corrected), 0 false calls; its misses were fixed since (111/139), and arguments its tools'
-    schemas do not declare are kept since (JSON Schema's default; 127/139). The issue's goal is 98% on
-    held-out sources; the floor is the figure that was met blind."""
+    schemas do not declare are kept since (JSON Schema's default; 127/139)."""
     held = [tallies[s] for s in HELD_OUT_SETS["set 4"]]
     positives = sum(t.positives for t in held)
     assert positives >= 130 and sum(t.negatives for t in held) >= 70
     assert sum(len(t.false_calls) for t in held) == 0
     assert sum(t.recovered for t in held) / positives >= 0.755
+
+
+def test_the_last_measured_set_recovers_at_least_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 5 (ollama-parsers: Ollama's parser tests but gemma4 and olmo3), measured once held out, the
+    readers unchanged since it was gathered: 170/218 (78.0%), 3 false calls (two Glimmer calls quoted
+    in prose, a Ministral call to a tool its request did not offer, which its test expects refused), 0 wrong
+    arguments, 0 cut-off copies run. The issue's goal is 98% on held-out sources; the floor is the
+    figure that was met blind."""
+    (t,) = [tallies[s] for s in HELD_OUT_SETS["set 5"]]
+    assert t.positives >= 210 and t.negatives >= 150
+    assert t.recovered / t.positives >= 170 / 218
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
