@@ -2,8 +2,9 @@
 
 Built when missing, by the adapter's own install commands (the registries are reachable while
 building, never at run time), under ``PREFIX``; the task image's user is restored after, so
-the sandbox starts as it would without the agent. The tag names all three, so a new version
-or a rebuilt task image gets a layer of its own and an existing one is reused as it is.
+the sandbox starts as it would without the agent. The tag names all three and a hash of the
+install commands, so a new version, a rebuilt task image or an edited install command gets a
+layer of its own and an existing one is reused as it is.
 
 ``python -m agentrun.agents.image TASK...`` builds each agent's layer on each task's image ahead
 of time (``.ci/agents-setup.sh``: so a test's time is the agent's run, not its install).
@@ -11,6 +12,7 @@ of time (``.ci/agents-setup.sh``: so a test's time is the agent's run, not its i
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,13 +26,20 @@ PREFIX = "/opt/agentrun-agent"
 
 
 def agent_image_tag(adapter: AgentAdapter, task_image_id: str) -> str:
+    """``agentrun-agent-NAME:VERSION-<task image>-<install>``: the last part a hash of the
+    install commands, so an edited command builds a layer of its own, not the old one reused."""
     short = task_image_id.removeprefix("sha256:")[:12]
-    return f"agentrun-agent-{adapter.name}:{adapter.version}-{short}"
+    install = hashlib.sha256("\n".join(_install(adapter)).encode()).hexdigest()[:8]
+    return f"agentrun-agent-{adapter.name}:{adapter.version}-{short}-{install}"
+
+
+def _install(adapter: AgentAdapter) -> list[str]:
+    install = getattr(adapter, "image_install_commands", adapter.install_commands)  # else as on a host
+    return list(install(PREFIX))
 
 
 def dockerfile(adapter: AgentAdapter, user: str) -> str:
-    install = getattr(adapter, "image_install_commands", adapter.install_commands)  # else as on a host
-    run = " && \\\n    ".join(install(PREFIX))
+    run = " && \\\n    ".join(_install(adapter))
     lines = [
         "ARG TASK_IMAGE",
         "FROM ${TASK_IMAGE}",

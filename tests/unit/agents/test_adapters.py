@@ -127,9 +127,27 @@ def test_the_agent_layer_installs_as_root_and_gives_the_image_its_user_back() ->
     assert lines[1] == "FROM ${TASK_IMAGE}" and lines[2] == "USER root" and lines[-1] == "USER 1000:1000"
     assert f"mini-swe-agent=={mini.version}" in text and PREFIX in text
     assert "USER" not in dockerfile(mini, "").splitlines()[-1]  # root stays root
-    assert (
-        agent_image_tag(mini, "sha256:0123456789abcdef") == "agentrun-agent-mini-swe-agent:2.4.6-0123456789ab"
-    )
+    tag = agent_image_tag(mini, "sha256:0123456789abcdef")
+    assert tag.startswith("agentrun-agent-mini-swe-agent:2.4.6-0123456789ab-"), tag
+    assert agent_image_tag(mini, "sha256:0123456789abcdef") == tag  # the same commands: the same layer
+
+
+def test_an_edited_install_command_gets_a_layer_of_its_own() -> None:
+    from agentrun.agents.image import agent_image_tag
+
+    qwen = get_agent("qwen-code")
+    tag = agent_image_tag(qwen, "sha256:0123456789abcdef")
+
+    class Edited:  # the same agent and version, one install command changed
+        def __getattr__(self, name: str) -> object:
+            return getattr(qwen, name)
+
+        def image_install_commands(self, prefix: str) -> list[str]:
+            commands = list(getattr(qwen, "image_install_commands", qwen.install_commands)(prefix))
+            return [*commands[:-1], commands[-1] + " --no-audit"]
+
+    edited = agent_image_tag(Edited(), "sha256:0123456789abcdef")  # type: ignore[arg-type]
+    assert edited != tag and edited.rsplit("-", 1)[0] == tag.rsplit("-", 1)[0], (tag, edited)
 
 
 def test_the_run_figures_are_counted_from_the_gateway_records(tmp_path: Path) -> None:
