@@ -33,6 +33,12 @@ def normalize_name(name: str) -> str:
     return _SEP_RE.sub("_", text).strip("_").lower()
 
 
+def _typo_of(name: str, target: str) -> bool:
+    """A mistyped name keeps the start of the word and its length within a letter (``read_fil``, ``read_files``);
+    a word added in front (``unknown_tool`` for ``known_tool``, Ollama's Ministral tests) names another tool."""
+    return name[:1] == target[:1] and abs(len(name) - len(target)) <= 1
+
+
 def resolve_tool_name(name: str, known: Iterable[str]) -> tuple[str | None, str]:
     """Map a name the model used to one of ``known``; returns (tool or None, how).
 
@@ -49,7 +55,7 @@ def resolve_tool_name(name: str, known: Iterable[str]) -> tuple[str | None, str]
     if target is not None and target in names:
         return target, "alias"
     close = difflib.get_close_matches(norm, list(by_norm), n=1, cutoff=_CLOSE_ENOUGH)
-    if close:
+    if close and _typo_of(norm, close[0]):
         return by_norm[close[0]], "closest"
     return None, "unknown"
 

@@ -10,6 +10,9 @@ SGLang's "User wants the weather. <|python_start|>[..]<|python_end|> In this way
 example marker right before it ("e.g.", "for example:", "the format is"). Those are never run.
 A call block of several lines is not a quote however it sits ("prefix <tool_call>name\n<arg_key>..
 </tool_call> suffix", TensorRT-LLM's tests): a sentence quoting a call keeps it on its line.
+A message whose header addresses the user (`` to=user<|message|>``, Ollama's Glimmer tests) is
+content: a call in it is run only when the message holds nothing else (a fumbled recipient), never
+when prose is written beside it.
 """
 
 from __future__ import annotations
@@ -44,6 +47,23 @@ def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
     return _MARKUP_RE.sub("", _between(text, lo, hi, spans)).strip()
 
 
+_TO_USER_RE = re.compile(r"\bto=user\s*(?:<\|constrain\|>\S*\s*)?<\|message\|>")
+_MESSAGE_END_RE = re.compile(r"<\|(?:eot|eom|end|start|call|return)\|>")
+
+
+def _in_user_message_with_prose(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    """The candidate sits in a message addressed to the user that also holds prose of its own."""
+    opened = text.rfind("<|message|>", 0, start)
+    if opened < 0:
+        return False
+    header = text[max(text.rfind("<|start|>", 0, opened), 0) : opened + len("<|message|>")]
+    if not _TO_USER_RE.search(header):
+        return False
+    body = opened + len("<|message|>")
+    close = _MESSAGE_END_RE.search(text, end)
+    return bool(_outside(text, body, close.start() if close else len(text), spans))
+
+
 def _wrapper_after_example(text: str, line_start: int) -> bool:
     """The line before opens a wrapper right after an example marker ("The format is
     <seed:tool_call>" and the call on the next line): the call inside is the example."""
@@ -59,6 +79,8 @@ def quoted(
     text: str, start: int, end: int, spans: list[tuple[int, int]], *, strict: bool, closed: bool
 ) -> bool:
     """True when the candidate at ``text[start:end]`` is only being talked about."""
+    if "to=user" in text and _in_user_message_with_prose(text, start, end, spans):
+        return True
     line_start = text.rfind("\n", 0, start) + 1
     if _between(text, line_start, start, spans).count("`") % 2 == 1:
         return True  # inside a `code span` (the fence of a call before it on the line is not one)

@@ -30,7 +30,10 @@ from agentrun.repair.names import resolve_tool_name
         ("ls", "list_files", "alias"),
         ("grep", "search", "alias"),
         ("read_fil", "read_file", "closest"),
+        ("read_files", "read_file", "closest"),
         ("deploy", None, "unknown"),
+        ("unread_file", None, "unknown"),  # a word in front names another tool, not a typo
+        ("reread_file", None, "unknown"),
     ],
 )
 def test_tool_name_resolution(name: str, expected: str | None, how: str, tools) -> None:  # type: ignore[no-untyped-def]
