@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentrun import lines
 from agentrun.agents import AGENTS, get_agent
 from agentrun.agents.base import AgentAdapter, AgentEndpoint, AgentOutcome
 from agentrun.agents.figures import gateway_stats
@@ -117,7 +119,7 @@ def run_in_sandbox(
     wall = time.monotonic() - t0
     outcome = _collect(adapter, logs, run_dir / "agent")
     stderr = run_dir / "agent" / "stderr.txt"
-    tail = stderr.read_text(errors="replace")[-500:] if stderr.is_file() else done.output[-500:]
+    tail = stderr.read_text(errors="replace")[-8000:] if stderr.is_file() else done.output[-8000:]
     return AgentRun(
         *_stop(outcome, done.exit_code, done.timed_out, tail, watch.reason), outcome, done.exit_code, wall
     )
@@ -168,9 +170,28 @@ def _stop(
     if code != 0:
         return (
             "agent_crashed",
-            f"the agent exited with {code}: {outcome.exit_status}; {stderr[-500:]}".strip(),
+            f"the agent exited with {code}: {outcome.exit_status}; {crash_tail(stderr)}".strip(),
         )
     return "agent_stopped", f"the agent ended without finishing: {outcome.exit_status}"
+
+
+FATAL = re.compile(r"FATAL ERROR|out of memory|^\w*Error\b", re.I)
+
+
+def crash_tail(stderr: str, limit: int = 500) -> str:
+    """A crash's words: the last lines of its stderr that fit ``limit`` (whole lines, not a
+    cut one), after the last line that names the error (node's ``FATAL ERROR: ... out of
+    memory`` comes before its stack trace) when that is further up."""
+    rows = [row for row in lines.split_lines(stderr) if row.strip()]
+    tail: list[str] = []
+    for row in reversed(rows):
+        if tail and sum(len(r) + 1 for r in tail) + len(row) > limit:
+            break
+        tail.insert(0, row[-limit:])
+    named = next((row for row in reversed(rows) if FATAL.search(row.strip())), None)
+    if named is not None and named not in tail:
+        tail = [named[:200], "...", *tail]
+    return "\n".join(tail)
 
 
 @contextlib.contextmanager

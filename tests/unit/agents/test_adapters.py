@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentrun import lines
 from agentrun.agents import AGENTS, AgentEndpoint, AgentOutcome, get_agent
 from agentrun.agents.base import edit_command, write_command
 from agentrun.agents.mini_swe_agent import SUBMIT, TRAJECTORY
@@ -194,3 +195,22 @@ def test_the_run_figures_are_counted_from_the_gateway_records(tmp_path: Path) ->
     )
     assert _stop(gave_up, 124, False, "")[0] == "max_wall_time"
     assert _stop(gave_up, 1, False, "boom")[0] == "agent_crashed"
+
+
+def test_a_crash_is_said_in_whole_lines_with_the_line_that_names_it() -> None:
+    from agentrun.agents.sandboxed import crash_tail
+
+    trace = "".join(f" {i}: 0x{i:07x}  [/opt/agentrun-agent/bin/node]\n" for i in range(40))
+    node = (
+        "<--- JS stacktrace --->\n\nFATAL ERROR: Reached heap limit - JavaScript heap out of memory\n" + trace
+    )
+    said = crash_tail(node)
+    first, *rest = lines.split_lines(said)
+    assert (
+        first.startswith("FATAL ERROR:")
+        and rest[0] == "..."
+        and rest[-1] == trace.rstrip("\n").rsplit("\n", 1)[-1]
+    )
+    assert all(row in trace for row in rest[1:]) and len(said) < 800  # whole lines of the trace's end
+    python = 'warming up\nTraceback (most recent call last):\n  File "x", line 1\nValueError: bad\n'
+    assert crash_tail(python) == python.strip()  # short: all of it, as it was
