@@ -13,7 +13,9 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   ``tool_name`` with ``arguments``/``parameters``/``args``/``input``, in any key order,
   wherever it sits (after end-of-message tokens, inside a fence of another language);
 * ``conventions``: text conventions some servers and agents use (``[Calling tool: add({..})]``,
-  a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool.
+  a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool;
+* ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
+  ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
 ``Names`` is the set of requested tool names, or None when it is not known (the streaming
 gateway asks "may this become a call?" without the request at hand): then only the shapes
@@ -28,13 +30,20 @@ from agentrun.repair.candidates import Found
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
 from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
+from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
 from agentrun.repair.structural.xmlish import extract_invocations
 
 __all__ = ["LOOSE_READERS", "STRICT_READERS", "Names"]
 
 Reader = Callable[[str, Names], list[Found]]
 
-STRICT_READERS: tuple[Reader, ...] = (extract_invocations, extract_calling_tool, extract_tool_code)
+STRICT_READERS: tuple[Reader, ...] = (
+    extract_invocations,
+    extract_calling_tool,
+    extract_tool_code,
+    extract_separated,
+    extract_name_line_json,
+)
 """Shapes that mark a call by themselves: found even beside native calls."""
 
 LOOSE_READERS: tuple[Reader, ...] = (extract_named_json, extract_bare_calls)

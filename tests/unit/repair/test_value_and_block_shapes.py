@@ -118,3 +118,31 @@ def test_whitespace_around_a_one_line_key_value_is_layout(tools, reply) -> None:
     assert [c.arguments for c in correct(reply(text), tools).calls] == [
         {"path": "a.py", "content": "x = 1\ny = 2\n"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('read_file<｜tool▁sep｜>{"path": "a.py"}', [("read_file", {"path": "a.py"})]),
+        (
+            'function<｜tool▁sep｜>  read_file \n```json\n{"path": "a.py"}\n```',
+            [("read_file", {"path": "a.py"})],
+        ),
+        ('read_file<｜tool▁sep｜>{"path": "a.p', []),  # cut inside its object
+        ('function<｜tool▁sep｜>read_file\n```json\n{"path": "a.py"}', []),  # fence never closed
+        ('deploy<｜tool▁sep｜>{"path": "a.py"}', []),  # not a requested tool
+        ('<tool_call>read_file\n{"path": "a.py"}</tool_call>', [("read_file", {"path": "a.py"})]),
+        ('<tool_call>read_file\n{"path": "a.py"}', []),  # the wrapper never closed
+        (
+            '<tool_call>read_file\n{"path": "a.py"}\n<tool_call>read_file\n{"path": "a.py"}</tool_call>',
+            [("read_file", {"path": "a.py"})],
+        ),  # a duplicated opening: one call (Ollama's Laguna tests)
+    ],
+)
+def test_a_body_marked_by_one_token_is_a_call_only_when_whole(text: str, expected: list, tools) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """DeepSeek bodies without their begin/end tokens and ``<tool_call>`` name lines (Ollama's
+    DeepSeek 3, Cogito and Laguna tests, set 5, read after it was measured)."""
+    from agentrun.messages import Message
+
+    got = correct(Message(role="assistant", content=text), tools)
+    assert [(c.name, c.arguments) for c in got.calls] == expected
