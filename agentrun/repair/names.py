@@ -22,11 +22,14 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEP_RE = re.compile(r"[\s\-.:/]+")
 _JUNK_RE = re.compile(r"</?\w*>?$|[\"'`]")
 _CLOSE_ENOUGH = 0.8
+# a special token is never part of a name (Glimmer's stray <|message|>)
+_SPECIAL_RE = re.compile(r"<\|[a-z_]{1,20}\|>")
 
 
 def normalize_name(name: str) -> str:
-    """``WriteFile``, ``write-file``, ``functions.write_file``, ``"write_file</function>"`` -> ``write_file``."""
-    text = _JUNK_RE.sub("", name.strip()).strip()
+    """``WriteFile``, ``write-file``, ``functions.write_file``, ``"write_file</function>"``,
+    ``write<|message|>_file`` -> ``write_file``."""
+    text = _JUNK_RE.sub("", _SPECIAL_RE.sub("", name).strip()).strip()
     text = re.sub(r"^(functions|function|tools|tool)\.", "", text)
     text = text.split(":")[0] if re.fullmatch(r"[\w.\-]+:\d+", text) else text
     text = _CAMEL_RE.sub("_", text)

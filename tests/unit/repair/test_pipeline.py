@@ -22,6 +22,8 @@ from agentrun.repair.names import resolve_tool_name
         ("WriteFile", "write_file", "normalized"),
         ("write-file", "write_file", "normalized"),
         ("functions.read_file", "read_file", "normalized"),
+        ("read_file<|message|>", "read_file", "normalized"),  # a stray special token (Glimmer)
+        ("read<|message|>_file", "read_file", "normalized"),
         ("bash", "run_shell", "alias"),
         ("execute_command", "run_shell", "alias"),
         ("str_replace_editor", "edit_file", "alias"),
