@@ -77,12 +77,15 @@ def test_set_4_recovers_at_least_its_blind_figure(tallies: dict[str, Tally]) -> 
 def test_the_last_measured_set_recovers_at_least_its_blind_figure(tallies: dict[str, Tally]) -> None:
     """Set 5 (ollama-parsers: Ollama's parser tests but gemma4 and olmo3), measured once held out, the
     readers unchanged since it was gathered: 170/218 (78.0%), 3 false calls (two Glimmer calls quoted
-    in prose, a Ministral call to a tool its request did not offer, which its test expects refused), 0 wrong
-    arguments, 0 cut-off copies run. The issue's goal is 98% on held-out sources; the floor is the
-    figure that was met blind."""
+    in prose, a Ministral call to a tool its request did not offer, which its test expects refused),
+    0 wrong arguments, 0 cut-off copies run. Its misses were read and fixed since (tuning now):
+    187/218 and no false call. Most of what it still misses are key/value bodies with no wrapper and
+    nothing after them (GLM-4.6's helper tests), which a cut-off reply looks exactly like, so they are
+    refused. The issue's goal is 98% on held-out sources; this set met 78.0% blind."""
     (t,) = [tallies[s] for s in HELD_OUT_SETS["set 5"]]
     assert t.positives >= 210 and t.negatives >= 150
-    assert t.recovered / t.positives >= 170 / 218
+    assert not t.false_calls and not t.cut_ran
+    assert t.recovered / t.positives >= 187 / 218
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
