@@ -240,7 +240,7 @@ def render(rows: list[tuple[str, str, list[float]]]) -> str:
         '`run_shell` starts bash each time: its floor is the "in the sandbox, no channel" row '
         "(a small process spawning and waiting for the same `bash -c`), not the ping's.",
         "",
-        "The channel is one `python3 -I runtime.py` exec with stdin attached over the docker API "
+        "The channel is one `python3 -I runtime.py` exec; its requests and replies go over a Unix socket in a read-only bind mount (past dockerd), else over the exec's stdin attached over the docker API "
         "socket (`exec_create(stdin=True)` + `exec_start(socket=True)`, frames demultiplexed in "
         "`agentrun/sandbox/channel.py`); a `call()` includes bounding the arguments, JSON encoding, "
         "the lock, a random wire id and checking each field of the reply; in the runtime, validating "

@@ -16,7 +16,10 @@ Responses, one per line, in order::
 dies on a bad request (it answers with error "runtime"), and stdout carries nothing but
 the protocol: anything a tool prints goes to stderr.
 
-Run it as ``python3 -I runtime.py``; it loads ``builtin.py`` from its own folder.
+Run it as ``python3 -I runtime.py``; it loads ``builtin.py`` from its own folder. With
+``AGENTRUN_CHANNEL_SOCKET`` set it connects to that Unix socket (the host's, through a bind
+mount) and the requests and replies go over it instead of stdin and stdout, which bypasses
+dockerd's relaying (``agentrun/sandbox/channel.py``); it exits when that socket closes.
 
 Every process a call started is gone when its reply is sent, whatever its user, session or
 process group (``leftovers.py``): the runtime is a child subreaper, so whatever a call started
@@ -36,6 +39,7 @@ import inspect
 import json
 import math
 import os
+import socket
 import sys
 import time
 from typing import Any, BinaryIO
@@ -210,10 +214,36 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         stdout.write((json.dumps(response) + "\n").encode())
 
 
+class _SocketOut:
+    """The replies' writer on the host's socket: ``sendall``, so a long reply goes out whole."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def write(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+
+def _host_socket() -> socket.socket | None:
+    """The host's socket (``AGENTRUN_CHANNEL_SOCKET``, taken out of the environment the tools'
+    commands inherit), connected; None when the host gave none (the attached stdin and stdout
+    are the protocol then)."""
+    path = os.environ.pop("AGENTRUN_CHANNEL_SOCKET", "")
+    if not path:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inherited by what a call starts
+    sock.connect(path)
+    return sock
+
+
 def main() -> None:
-    out = _protocol_stream()
-    with contextlib.suppress(KeyboardInterrupt):
-        serve(sys.stdin.buffer, out)
+    out = _protocol_stream()  # kept where it is either way: stdout is never a tool's
+    sock = _host_socket()
+    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError, ConnectionResetError):
+        if sock is None:
+            serve(sys.stdin.buffer, out)
+        else:
+            serve(sock.makefile("rb"), _SocketOut(sock))  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ class DockerSandbox:
         self.file_tool_deadline_s: float | None = None  # overrides the declared fixed deadline (tests)
         self._lock = threading.Lock()
         self._channel: Channel | None = None
+        sockets = local.channel_dir(root)  # mounted by local.py: the channel's socket, past dockerd
+        self._channel_options: dict[str, Any] = {"user": user, "workdir": "/workspace", "socket_dir": sockets}
         self._verifiers: list[DockerVerifier] = []  # closed with the sandbox, whatever happens
         self._closed = False
         self._keep_root = False
@@ -165,7 +167,7 @@ class DockerSandbox:
     # --- the channel ---------------------------------------------------------------------
 
     def _open_channel(self) -> Channel:
-        return Channel(self.client.api, self.container.id, RUNTIME_CMD, user=self.user, workdir="/workspace")
+        return Channel(self.client.api, self.container.id, RUNTIME_CMD, **self._channel_options)
 
     def call(self, call: ParsedCall) -> ToolResult:
         """Run one tool call over the open channel; never sent twice.

@@ -16,8 +16,15 @@ import docker
 from agentrun.paths import data_dir
 from agentrun.sandbox import container as ct
 from agentrun.sandbox import hostfs, owned, quota
+from agentrun.sandbox.channel import SOCKET_MOUNT
 
 TOOLS_MOUNT = "/opt/agentrun/tools"
+
+
+def channel_dir(root: Path) -> Path | None:
+    """The folder of the tool channel's socket, when this run's container has it mounted."""
+    folder = root / "channel"
+    return folder if folder.is_dir() else None
 
 
 def make_root(root: Path | None, run_id: str) -> Path:
@@ -76,6 +83,8 @@ def _start(
     for folder in (ws, root / "logs"):
         hostfs.chown_tree(folder, uid, gid)
     (root / "tests").chmod(0o755)
+    sockets = root / "channel"
+    sockets.mkdir(mode=0o755, exist_ok=True)
     return owned.run_owned(  # claimed before the engine makes it: Ctrl-C at any moment is covered
         client,
         **ct.keeper_options(image, name, env, labels, limits),
@@ -84,6 +93,7 @@ def _start(
             str(root / "logs"): {"bind": "/logs", "mode": "rw"},
             str(root / "tests"): {"bind": "/tests", "mode": "ro"},
             str(data_dir("tools")): {"bind": TOOLS_MOUNT, "mode": "ro"},
+            str(sockets): {"bind": SOCKET_MOUNT, "mode": "ro"},  # the tool channel's socket
             **{host: {"bind": inside, "mode": "rw"} for host, inside in mounts.items()},
         },
     )

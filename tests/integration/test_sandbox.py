@@ -72,6 +72,17 @@ def test_channel_round_trip(sandbox: DockerSandbox) -> None:
     assert channel is not None and sandbox.ping() > 0 and sandbox._channel is channel
 
 
+def test_the_channel_goes_past_dockerd_and_leaves_nothing_to_connect_to(sandbox: DockerSandbox) -> None:
+    """This engine's sandbox talks to its runtime over the host's socket (``channel.py``); the
+    socket's name is gone once the runtime is connected, and no command sees where it was."""
+    assert sandbox._channel is not None and sandbox._channel._wire is not None
+    result = shell(sandbox, 'ls -A /run/agentrun; echo "[${AGENTRUN_CHANNEL_SOCKET-unset}]"')
+    assert result.output == "[unset]\n[exit code: 0]", result.output
+    assert shell(sandbox, "kill -9 $PPID").error == "runtime"  # a new runtime, a new socket
+    assert sandbox._channel is not None and sandbox._channel._wire is not None
+    assert shell(sandbox, "ls -A /run/agentrun; echo ok").output == "ok\n[exit code: 0]"
+
+
 def test_image_workspace_is_copied_in(sandbox: DockerSandbox) -> None:
     assert (
         sandbox.call(ParsedCall(id="r", name="read_file", arguments={"path": "starter.py"})).output
