@@ -187,8 +187,6 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     tools = {fn.__name__: fn for fn in builtin.TOOLS}
     starts: set[Any] = {fn.__name__ for fn in builtin.TOOLS if getattr(fn, "starts_processes", False)}
     scope = os.environ.get("AGENTRUN_STOP_LEFTOVERS", "")  # "1": the uid is the agent's alone
-    # only for showing the channel benchmark's ratio check fail (bench/channel_vs_exec.py --check)
-    delay_s = float(os.environ.get("AGENTRUN_RUNTIME_DELAY_MS") or 0) / 1000
     leftovers.become_subreaper()
     if scope:  # in a sandbox: what a replaced runtime left ends now
         leftovers.stop_predecessors()
@@ -209,8 +207,6 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
                     leftovers.kill_own_uid()  # one atomic pass a fork bomb cannot outrun
                 leftovers.stop_descendants()
         response["oom_kills"] = builtin.oom_kills()  # the host tells a runtime the OOM killer took
-        if delay_s:
-            time.sleep(delay_s)
         stdout.write((json.dumps(response) + "\n").encode())
 
 
