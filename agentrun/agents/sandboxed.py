@@ -6,9 +6,10 @@ front of the run's endpoint) serves on a Unix socket in that folder, and ``tools
 inside relays the agent's ``http://127.0.0.1:PORT/v1`` to it. So the agent's only peer is the
 gateway: not the host's ports, not the outside. The agent is never given the endpoint's key.
 
-The gateway's records are the run's: ``gateway/requests.jsonl`` (one line per request) and
-``gateway/spans.jsonl`` (one GenAI span per request) in the run's folder, and the request
-figures in ``result.json`` are counted from them (requests, tokens, tool calls, repairs).
+The gateway's records are the run's: ``gateway/requests.jsonl`` (one line per request),
+``gateway/spans.jsonl`` (one GenAI span per request) and ``gateway/bodies.jsonl.gz`` (each body
+as the agent sent it: ``agentrun load --replay RUN`` sends them again) in the run's folder; the
+request figures in ``result.json`` are counted from them (requests, tokens, tool calls, repairs).
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def run_in_sandbox(
         results=run_dir / "gateway",
         unix_socket=socket.path,
         upstream_api_key=upstream_api_key,
+        keep_bodies=True,  # the agent's own bytes, for load --replay
     )
     logs = Path(sandbox.logs_dir) / "agent"
     _write_spec(adapter, instruction, model, logs, wall_s)

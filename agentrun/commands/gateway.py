@@ -42,6 +42,12 @@ _Otlp = Annotated[
 _Metrics = Annotated[
     str | None, typer.Option(help="the server's Prometheus /metrics (default: the upstream's, if it answers)")
 ]
+_KeepBodies = Annotated[
+    bool,
+    typer.Option(
+        "--keep-bodies", help="keep each request body as received (bodies.jsonl.gz), for load --replay"
+    ),
+]
 
 
 def gateway(
@@ -55,6 +61,7 @@ def gateway(
     results: _Results = None,
     otlp_endpoint: _Otlp = None,
     metrics_url: _Metrics = None,
+    keep_bodies: _KeepBodies = False,
 ) -> None:
     """Serve an OpenAI-compatible API that forwards to UPSTREAM and repairs each reply's tool calls."""
     from agentrun.gateway import GatewayConfig, serve
@@ -70,6 +77,7 @@ def gateway(
         results=results,
         otlp_endpoint=otlp_endpoint,
         metrics_url=metrics_url,
+        keep_bodies=keep_bodies,
     )
 
     def ready(base_url: str, folder: Path) -> None:

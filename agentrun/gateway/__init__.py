@@ -18,6 +18,7 @@ Each request is one JSONL line and one GenAI span (``records``).
     responses.py  /v1/responses: the request as a chat request, the verdict as a response
     sse.py        server-sent events both ways
     records.py    the per-request JSONL line and span; conversation ids
+    sent.py       each request body as received (bodies.jsonl.gz, keep_bodies), for a replay
     server.py     serve (the CLI, ends with its parent) and start (a background thread)
 
     from agentrun.gateway import GatewayConfig, start

@@ -213,6 +213,9 @@ async def _admit(
     """Fill in what the record says of the request; refuse a model that is not served."""
     exchange.request, exchange.model, exchange.stream = digest(raw, body), body.get("model"), stream
     exchange.new_messages = new_messages(body)
+    exchange.path = request.path
+    if gw.recorder.bodies is not None:
+        exchange.raw = raw
     auth = request.headers.get("Authorization")
     if not await gw.known_model(body.get("model"), auth):
         served = ", ".join(gw.served or ())

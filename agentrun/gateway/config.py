@@ -23,7 +23,8 @@ class GatewayConfig:
     sent to the upstream and never written anywhere. ``model`` names the upstream model the
     gateway serves (None: whatever the upstream's ``/v1/models`` lists). ``unix_socket``: a
     path to serve on as well, open to every local user (``agentrun task --agent`` mounts it
-    into the agent's container, which has no network).
+    into the agent's container, which has no network). ``keep_bodies``: each request's body
+    as it was received, in ``bodies.jsonl.gz`` beside ``requests.jsonl``, for a replay.
     """
 
     upstream: str
@@ -41,6 +42,7 @@ class GatewayConfig:
     max_attempts: int = 3
     max_request_bytes: int = MAX_REQUEST_BYTES
     unix_socket: Path | None = None  # also listen here (a sandboxed agent's one way out)
+    keep_bodies: bool = False  # each request body as received, in bodies.jsonl.gz (``sent``)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.upstream)

@@ -29,6 +29,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from opentelemetry.util.types import AttributeValue
 
 from agentrun.gateway.config import GatewayConfig
+from agentrun.gateway.sent import BODIES_FILE, SentBodies
 from agentrun.messages import Attempt, Completion, RepairEvent
 from agentrun.serving.prometheus import MetricsProbe, ServerCounters, delta
 from agentrun.telemetry import OTelObserver, TelemetryConfig
@@ -85,6 +86,10 @@ class Exchange:
     server_delta: dict[str, float] | None = None
     new_messages: list[dict[str, Any]] = field(default_factory=list)
     itl_s: list[float] = field(default_factory=list)  # gaps between output chunks as written
+    path: str = ""
+    raw: bytes | None = None  # the body as received, while it waits to be kept (``keep_bodies``)
+    received: float = 0.0  # Unix time of the request's arrival
+    answered: float = 0.0  # Unix time of the reply's end
 
 
 def digest(raw: bytes, body: dict[str, Any]) -> dict[str, Any]:
@@ -160,6 +165,7 @@ class Recorder:
             run_id=results.name,
             base_url=config.upstream,
         )
+        self.bodies = SentBodies(results / BODIES_FILE, secrets) if config.keep_bodies else None
         self.probe: MetricsProbe | None = None
         self._metrics_url = config.metrics_url or f"{config.upstream_root}/metrics"
         self._explicit_metrics = config.metrics_url is not None
@@ -196,6 +202,8 @@ class Recorder:
         """Queue the request's JSONL line and span for the recorder's thread: encoding and
         scrubbing them takes a millisecond or two, which on the event loop every other stream
         would wait for (``bench/gateway_overhead.py``). ``close()`` writes what is queued."""
+        exchange.answered = time.time()
+        exchange.received = exchange.answered - (time.perf_counter() - exchange.t_in)
         self._queue.put((exchange, dict(headers)))
 
     def _drain(self) -> None:
@@ -203,6 +211,7 @@ class Recorder:
             exchange, headers = item
             try:
                 self._line(exchange)
+                self._keep(exchange)
                 self._span(exchange, headers)
             except Exception as exc:  # recording is best effort (a full disk must not end the gateway)
                 log.warning("gateway: could not record request %s: %s", exchange.request_id, exc)
@@ -231,6 +240,21 @@ class Recorder:
             server_delta=x.server_delta,
             diverged_chars=x.diverged,
         )
+
+    def _keep(self, x: Exchange) -> None:
+        """The body as received, in ``bodies.jsonl.gz``, timed from its arrival to the reply's end."""
+        if self.bodies is None or x.raw is None:
+            return
+        head = {
+            "request_id": x.request_id,
+            "conversation": x.conversation,
+            "path": x.path,
+            "status": x.status,
+            "received": x.received,
+            "answered": x.answered,
+        }
+        raw, x.raw = x.raw, None
+        self.bodies.add(head, raw)
 
     def _span(self, x: Exchange, headers: Mapping[str, str]) -> None:
         self._seq += 1
@@ -263,6 +287,8 @@ class Recorder:
         if self._writer.is_alive():
             log.warning("gateway: records still queued after %s s were not written", timeout_s)
         self.trajectory.close()
+        if self.bodies is not None:
+            self.bodies.close()
         self.observer.flush()
 
 

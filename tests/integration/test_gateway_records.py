@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -155,3 +156,38 @@ def test_spans_reach_a_real_collector(
     spans = phoenix_server.get_spans(project, trace_id=local[0]["trace_id"], expect=2, timeout_s=30)
     assert {s["context"]["span_id"] for s in spans} == {s["span_id"] for s in local}
     assert all(s["attributes"]["gen_ai.conversation.id"] == "phoenix-session" for s in spans)
+
+
+@pytest.mark.parametrize("mode", ["corrected", "direct"])
+def test_kept_bodies_are_the_bytes_each_client_sent(tmp_path: Path, mode: str) -> None:
+    """``keep_bodies``: each body as it came off the wire (the client's spacing and key order,
+    not the gateway's re-encoding), with its request id and times, per conversation."""
+    import urllib.request
+
+    from agentrun.gateway.sent import read_sent
+
+    script = Script(turns=[ScriptTurn(content="ok")] * 4, model_name="replay")
+    sent: list[bytes] = []
+    with ReplayServer(script, ttft=0.0, token_delay=0.0) as server:
+        config = GatewayConfig(upstream=server.base_url, port=0, results=tmp_path / "gw", keep_bodies=True)
+        with start(dataclasses.replace(config, mode=mode)) as gw:  # type: ignore[arg-type]
+            for i, (conversation, stream) in enumerate([("a", False), ("b", True), ("a", True)]):
+                messages = [{"role": "user", "content": "hé"}] + [{"role": "assistant", "content": "ok"}] * i
+                chat = json.dumps(messages, ensure_ascii=i != 1)
+                raw = f'{{ "stream" : {json.dumps(stream)}, "messages":{chat} ,"model":"replay"}}'.encode()
+                sent.append(raw)
+                headers = {"Content-Type": "application/json", "x-agentrun-conversation": conversation}
+                post = urllib.request.Request(f"{gw.base_url}/chat/completions", raw, headers)
+                with urllib.request.urlopen(post, timeout=20) as reply:
+                    assert reply.status == 200 and reply.read()
+    kept = read_sent(tmp_path / "gw" / "bodies.jsonl.gz")
+    lines = read(tmp_path / "gw" / "requests.jsonl")
+    assert [k.body.encode() if k.body else None for k in kept] == sent
+    assert [k.request_id for k in kept] == [line["request_id"] for line in lines]
+    assert [k.conversation for k in kept] == ["a", "b", "a"]
+    assert all(k.path == "/v1/chat/completions" and k.status == 200 for k in kept)
+    assert all(
+        k.received <= k.answered and abs(k.answered - line["ts"]) < 5
+        for k, line in zip(kept, lines, strict=True)
+    )
+    assert kept[0].answered <= kept[1].received <= kept[1].answered <= kept[2].received
