@@ -121,6 +121,10 @@ OtlpEndpoint = Annotated[
     str | None, typer.Option(help="OTLP collector endpoint", callback=_params.otlp_endpoint)
 ]
 OtlpProtocol = Annotated[str | None, typer.Option(help="http/protobuf | grpc")]
+SaveWorkload = Annotated[
+    Path | None,
+    typer.Option(help="with --replay: write the recordings as one workload file (.gz: gzip) and stop"),
+]
 NoReport = Annotated[bool, typer.Option("--no-report", help="do not write report.html at the end")]
 RayAddress = Annotated[
     str | None,
@@ -128,6 +132,22 @@ RayAddress = Annotated[
         help="live: run each session as a Ray task on this cluster (auto, ray://HOST:10001, HOST:6379)"
     ),
 ]
+
+
+def _save_workload(items: list[str], path: Path) -> None:
+    """``--save-workload``: the recordings as one file, loaded by ``--replay`` as a shipped one is."""
+    from agentrun.load.workload import load_workload
+
+    if not path.name.endswith((".workload.json", ".workload.json.gz")):
+        raise UserError(f"--save-workload {path}: name it NAME.workload.json or NAME.workload.json.gz")
+    workload = load_workload(items)
+    workload.name = path.name.split(".workload.json")[0]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    workload.save(path)
+    requests = sum(len(s.requests) for s in workload.sessions)
+    Console().print(
+        f"{path}: {len(workload.sessions)} sessions, {requests} requests, {path.stat().st_size:,} bytes"
+    )
 
 
 def _execute(items: list[str], o: dict[str, Any]) -> None:
@@ -140,6 +160,11 @@ def _execute(items: list[str], o: dict[str, Any]) -> None:
         raise UserError(f"--mode must be direct or corrected, not {o['mode']!r}")
     if o["replay"] and o["agent"] != "model":
         raise UserError("--agent runs agents live; --replay replays recorded requests: drop one")
+    if o["save_workload"] is not None:
+        if not o["replay"]:
+            raise UserError("--save-workload writes recordings: use it with --replay")
+        _save_workload(items, o["save_workload"])
+        return
     if o["time_scale"] < 0 or o["sample_interval"] < 0:
         raise UserError("--time-scale and --sample-interval must not be negative")
     replay = {k: o[k] for k in ("server_metrics", "replay_ttft", "replay_token_delay")}
@@ -219,6 +244,7 @@ def register(app: typer.Typer) -> None:
         otlp_endpoint: OtlpEndpoint = None,
         otlp_protocol: OtlpProtocol = None,
         no_report: NoReport = False,
+        save_workload: SaveWorkload = None,
         docker_host: _params.DockerHosts = None,
         ray: RayAddress = None,
         allow_task_privileges: _params.AllowTaskPrivileges = False,

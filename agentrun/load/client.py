@@ -102,10 +102,40 @@ def _feed(m: Measured, chunk: dict[str, Any], now: float, last: list[float]) -> 
             m.finish_reason = choice["finish_reason"]
 
 
-async def _attempt(conn: Connection, body: bytes, m: Measured) -> None:
+async def _collect(conn: Connection, body: bytes, m: Measured) -> None:
+    """An unstreamed request (an installed agent's own flag): the answer is one JSON body, so
+    its first byte is the first token's time and there is no gap between tokens to time. A body
+    that is not JSON is ``invalid_sse`` as a stream's bad line is (one vocabulary of causes)."""
+    t0, data = m.sent, bytearray()
+    async for arrival, piece in conn.post(body):
+        if m.ttft_s is None:
+            m.ttft_s = m.ttfvt_s = arrival - t0
+        data += piece
+        if len(data) > SSE_LINE_LIMIT:
+            raise _Failure("invalid_sse", f"a reply larger than {SSE_LINE_LIMIT:,} bytes", transient=False)
+    m.e2e_s = time.perf_counter() - t0
+    try:
+        reply = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise _Failure("invalid_sse", f"the reply is not JSON: {exc}", transient=True) from None
+    if not isinstance(reply, dict):
+        raise _Failure("invalid_sse", "the reply is not a JSON object", transient=True)
+    if reply.get("error"):
+        raise _Failure("stream_error", str(reply["error"])[:300], transient=True)
+    m.usage = reply.get("usage") or None
+    choices = reply.get("choices") or [{}]
+    m.finish_reason = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
+    if m.finish_reason is None:
+        raise _Failure("incomplete_stream", "a reply without a finish_reason", transient=True)
+
+
+async def _attempt(conn: Connection, body: bytes, m: Measured, stream: bool = True) -> None:
     m.ttft_s = m.ttfvt_s = m.usage = m.finish_reason = None
     m.e2e_s, m.itl_s = 0.0, []
     m.started_at, m.sent = time.time(), time.perf_counter()
+    if not stream:
+        await _collect(conn, body, m)
+        return
     t0, last, buffer, done = m.sent, [0.0], LineBuffer(limit=SSE_LINE_LIMIT), False
     async for arrival, data in conn.post(body):
         now = arrival - t0
@@ -145,14 +175,21 @@ def _classify(exc: BaseException, m: Measured) -> _Failure:
 
 
 async def send(
-    conn: Connection, body: bytes, *, max_attempts: int = 3, backoff_s: float = 0.5, timeout_s: float = 600.0
+    conn: Connection,
+    body: bytes,
+    *,
+    max_attempts: int = 3,
+    backoff_s: float = 0.5,
+    timeout_s: float = 600.0,
+    stream: bool = True,
 ) -> Measured:
-    """Post one chat request and time its stream; never raises for a server's failure."""
+    """Post one chat request and time its stream (``stream`` False: its one JSON answer);
+    never raises for a server's failure."""
     m = Measured()
     for attempt in range(max(1, max_attempts)):
         try:
             async with asyncio.timeout(timeout_s):
-                await _attempt(conn, body, m)
+                await _attempt(conn, body, m, stream)
             return m
         except (OSError, EOFError, ValueError, TimeoutError, HTTPStatusError, _Failure) as exc:
             await conn.close()  # whatever was left on the wire is not the next answer

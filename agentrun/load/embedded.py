@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import multiprocessing
 import signal
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +30,7 @@ from typing import Any
 from agentrun import lifeline
 from agentrun.errors import AgentrunError, UserError
 from agentrun.lines import json_text
-from agentrun.load.workload import PreparedSession, Workload
+from agentrun.load.workload import PreparedSession, Workload, agent_bodies
 from agentrun.replay import (
     GPU_KV_TOKENS,
     KVCacheSimulator,
@@ -56,6 +57,15 @@ def _turn(reply: dict[str, Any]) -> ScriptTurn:
     return ScriptTurn(content=reply.get("content"), reasoning=reply.get("reasoning"), tool_calls=calls)
 
 
+def _messages(body: str) -> list[dict[str, Any]]:
+    """An installed agent's recorded body's messages, as the server will parse them."""
+    try:
+        messages = json.loads(body).get("messages")
+    except (ValueError, AttributeError):
+        return []
+    return messages if isinstance(messages, list) else []
+
+
 class RecordedReplies:
     """A replay-server turn hook: the recorded reply for a recorded request, else the script's."""
 
@@ -63,10 +73,10 @@ class RecordedReplies:
         self._turns: dict[bytes, ScriptTurn] = {}
         for session in workload.sessions:
             messages: list[dict[str, Any]] = []
-            for request in session.requests:
+            for request, body in zip(session.requests, agent_bodies(session), strict=True):
                 messages = [*messages, *request.new_messages]
                 if request.reply:
-                    self._turns[messages_key(messages)] = _turn(request.reply)
+                    self._turns[messages_key(_messages(body) if body else messages)] = _turn(request.reply)
 
     def mutate(
         self, turn: ScriptTurn, request_messages: list[dict[str, Any]], turn_index: int, tools: Any = None

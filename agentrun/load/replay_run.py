@@ -79,7 +79,11 @@ async def _requests(
         if tracer:
             tracer.request_started(request.index + 1)
         m = await send(
-            conn, request.body, max_attempts=ctx.options.max_attempts, timeout_s=ctx.options.timeout_s
+            conn,
+            request.body,
+            max_attempts=ctx.options.max_attempts,
+            timeout_s=ctx.options.timeout_s,
+            stream=request.stream,
         )
         record = RequestRecord(
             session=sid,

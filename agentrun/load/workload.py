@@ -12,14 +12,19 @@ overhead: its "think time") is kept as ``delay_s``; the recorded reply's size as
 ``reply_tokens`` so an embedded replay server can answer with as many tokens as the
 recorded model did.
 
+An installed agent's run is replayed from the bodies its gateway kept (``agent_input``):
+each request is then ``body_edit``, its body as an edit of the previous one's
+(``agentrun.text_edits``), sent as the agent sent it with only ``model`` set to the load's.
+
 A workload file (``*.workload.json`` or ``*.workload.json.gz``) holds sessions in the same
-incremental form; ``agentrun load --replay`` also takes a results folder, a run folder, a
-``trajectory.jsonl`` or an ATIF ``trajectory.atif.json`` directly.
+incremental form; ``agentrun load --replay`` also takes a results folder, a run folder (an
+installed agent's too), a ``trajectory.jsonl`` or an ATIF ``trajectory.atif.json`` directly.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -30,6 +35,7 @@ from pydantic import BaseModel, Field
 from agentrun.errors import UserError
 from agentrun.lines import json_text, read_json_file
 from agentrun.messages import Message
+from agentrun.text_edits import apply
 
 FORMAT = "agentrun-workload/1"
 WORKLOADS_DIR = Path(__file__).parent / "workloads"
@@ -50,6 +56,11 @@ class RecordedRequest(BaseModel):
     reply_tokens: int | None = None
     recorded_ttft_s: float | None = None
     recorded_e2e_s: float | None = None
+    body_edit: tuple[int, int, str] | None = Field(
+        default=None,
+        description="an installed agent's body as received, as an edit of the previous request's:"
+        " characters kept from its start and end, the new middle (new_messages is then empty)",
+    )
 
 
 class RecordedSession(BaseModel):
@@ -172,15 +183,35 @@ def _read_workload_file(path: Path) -> list[RecordedSession]:
     raise UserError(f"{path} is neither an agentrun workload ({FORMAT}) nor an ATIF trajectory")
 
 
+_BODIES = ("gateway/bodies.jsonl.gz", "bodies.jsonl.gz")  # an agent run's, a gateway's own folder
+
+
+def _run_source(folder: Path, *, named: bool) -> Path | None:
+    """A run folder's recording: its gateway's bodies (an installed agent) or its trajectory.
+    An agent's run without bodies is an error when ``named``, else left out (in a results folder)."""
+    for name in _BODIES:
+        if (folder / name).is_file():
+            return folder / name
+    if (folder / "gateway" / "requests.jsonl").is_file() or (folder / "requests.jsonl").is_file():
+        if not named:
+            return None
+        from agentrun.load.agent_input import NO_BODIES
+
+        raise UserError(f"{folder} {NO_BODIES}")
+    for name in ("trajectory.jsonl", "trajectory.atif.json"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
 def _sources(path: Path) -> list[Path]:
     """The recordings under ``path``: a file, a run folder, or a folder of run folders."""
     if path.is_file():
         return [path]
-    if (path / "trajectory.jsonl").is_file():
-        return [path / "trajectory.jsonl"]
-    if (path / "trajectory.atif.json").is_file():
-        return [path / "trajectory.atif.json"]
-    found = sorted(path.glob("*/trajectory.jsonl")) or sorted(path.glob("*/trajectory.atif.json"))
+    if (source := _run_source(path, named=True)) is not None:
+        return [source]
+    runs = sorted(p for p in path.iterdir() if p.is_dir())
+    found = [source for run in runs if (source := _run_source(run, named=False)) is not None]
     found += sorted(path.glob("*.workload.json*"))
     return found
 
@@ -210,7 +241,11 @@ def load_workload(specs: list[str]) -> Workload:
         if not sources:
             raise UserError(f"no trajectory.jsonl, ATIF trajectory or workload file under {path}")
         for source in sources:
-            if source.name.endswith(".jsonl"):
+            if source.name == "bodies.jsonl.gz":
+                from agentrun.load.agent_input import sessions_from_gateway
+
+                sessions.extend(sessions_from_gateway(source))
+            elif source.name.endswith(".jsonl"):
                 sessions.append(_read_trajectory(source))
             else:
                 sessions.extend(_read_workload_file(source))
@@ -228,6 +263,20 @@ class PreparedRequest:
     delay_s: float
     tool_s: float
     reply_tokens: int | None
+    stream: bool = True  # a recorded agent's own flag; agentrun's loop always streams
+
+
+def agent_bodies(session: RecordedSession) -> list[str | None]:
+    """Each request's recorded body rebuilt whole from its ``body_edit`` (None: rebuilt from messages)."""
+    out: list[str | None] = []
+    body = ""
+    for request in session.requests:
+        if request.body_edit is None:
+            out.append(None)
+            continue
+        body = apply(body, request.body_edit)
+        out.append(body)
+    return out
 
 
 class PreparedSession:
@@ -237,12 +286,41 @@ class PreparedSession:
         self.session = session
         self.model = model
 
+    def _recorded(self, index: int, request: RecordedRequest, body: str) -> PreparedRequest:
+        """An installed agent's body as it sent it, only ``model`` set."""
+        from agentrun.load.agent_input import with_model
+
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = {}
+        parsed = parsed if isinstance(parsed, dict) else {}
+        messages = parsed.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        depth = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        encoded = with_model(body, self.model).encode("utf-8", "surrogateescape")
+        return PreparedRequest(
+            index,
+            request.turn,
+            depth,
+            encoded,
+            request.delay_s,
+            request.tool_s,
+            request.reply_tokens,
+            stream=bool(parsed.get("stream")),
+        )
+
     @cached_property
     def requests(self) -> list[PreparedRequest]:
-        """Each body is ``OpenAIModel``'s: model, messages, stream, usage, tools, max_tokens, temperature."""
+        """Each body is ``OpenAIModel``'s: model, messages, stream, usage, tools, max_tokens,
+        temperature; or an installed agent's own (``_recorded``)."""
         out: list[PreparedRequest] = []
         messages: list[dict[str, Any]] = []
+        bodies = agent_bodies(self.session)
         for index, request in enumerate(self.session.requests):
+            if (recorded := bodies[index]) is not None:
+                out.append(self._recorded(index, request, recorded))
+                continue
             messages = [*messages, *request.new_messages]
             body: dict[str, Any] = {
                 "model": self.model,
