@@ -79,8 +79,29 @@ def strip_fence(text: str) -> str:
     return m.group(1) if m and text.lstrip().startswith("```") else text
 
 
-_NAME_KEYS = ("name", "tool_name", "function_name", "tool")
-_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "kwargs")
+# the usual keys (and LangChain's ``action``/``action_input``, OpenAI's ``multi_tool_use``
+# ``recipient_name``, camelCase SDKs' ``toolName``/``toolInput``)
+_NAME_KEYS = (
+    "name",
+    "tool_name",
+    "function_name",
+    "tool",
+    "action",
+    "recipient_name",
+    "toolName",
+    "functionName",
+)
+_ARG_KEYS = (
+    "arguments",
+    "parameters",
+    "args",
+    "input",
+    "tool_input",
+    "kwargs",
+    "action_input",
+    "params",
+    "toolInput",
+)
 _ALLOWED_KEYS = {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "function", "call_id", "index"}
 
 
@@ -109,8 +130,8 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
         return out
     if not isinstance(value, dict):
         return None
-    if set(value) == {"tool_calls"}:
-        return calls_from_value(value["tool_calls"])
+    if len(value) == 1 and next(iter(value)) in ("tool_calls", "tool_uses"):
+        return calls_from_value(next(iter(value.values())))
     if isinstance(value.get("function"), dict) and set(value) <= {"type", "id", "function", "index"}:
         return calls_from_value(value["function"])
     if not set(value) <= _ALLOWED_KEYS:

@@ -166,8 +166,12 @@ def _tool_call_blocks(text: str) -> Iterator[tuple[int, str, int, bool]]:
         pos = m.end() if closed else m.start()
 
 
+_PY_CALL_RE = re.compile(r"\[?\s*[A-Za-z_][\w.\-]*\s*\(")
+
+
 def extract_tool_call_tags(text: str) -> list[Found]:
-    """``<tool_call>`` bodies in four dialects: Hermes/Qwen2.5 JSON, Granite JSON lists,
+    """``<tool_call>`` bodies in five dialects: Hermes/Qwen2.5 JSON, Granite JSON lists, a
+    closed pythonic call (``<tool_call>add(a=1)</tool_call>``),
     Qwen3-Coder ``<function=name><parameter=p>v</parameter></function>``, GLM 4.x
     ``name<arg_key>k</arg_key><arg_value>v</arg_value>`` (``<invoke name=..>`` bodies, MiniMax's
     among them, are ``repair.structural``'s)."""
@@ -178,6 +182,8 @@ def extract_tool_call_tags(text: str) -> list[Found]:
         if stripped.startswith(("{", "[", "```")):
             whole = closed or not looks_cut_off(strip_fence(stripped))
             found.extend(json_calls(stripped, start, end, "hermes", strict=True, closed=whole))
+        elif closed and _PY_CALL_RE.match(stripped) and (py := parse_calls(stripped)):
+            found.extend(Found(n, a, start, end, "pythonic") for n, a in py)
         elif "<function=" in body:
             inner = _qwen_functions(body, 0, True, outer_end=closed)
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)

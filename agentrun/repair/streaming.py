@@ -45,9 +45,23 @@ _FENCE_OPEN_RE = re.compile(r"```[ \t]*([\w+-]*)")
 _JSON_FENCE_LANGS = frozenset(
     {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool", "function_call", "javascript", "js"}
 )
-_WORD_MARKERS = ("functools", "Action:", "function call", ">>>")
+_WORD_MARKERS = ("functools", "Action:", "✿FUNCTION✿", "<<function>>", "function call", ">>>")
 _SYMBOL_MARKERS = ("```", ">>>")  # a fence, Functionary v3.2's call prefix
 _WORD_RE = re.compile("|".join(re.escape(w) for w in _WORD_MARKERS))
+_LABELS = tuple(
+    f"{word}{sep}{part}"
+    for word in ("tool", "function")
+    for sep in (" ", "_")
+    for part in ("call", "name")
+) + ("action", "call", "✿function✿", "<<function>>")
+# a line that opens with a call label (structural/labelled.py) and may still become a call: the
+# tool's name, then a pythonic call in progress or the start of an arguments line
+_LABELLED_SO_FAR_RE = re.compile(
+    r"[ \t]*(?:\*{0,2}(?:Action|Tool(?:[ _](?:call|name))?|Function(?:[ _](?:call|name))?|Call|✿FUNCTION✿)"
+    r"\*{0,2}[ \t]*[:：]\*{0,2}|<<function>>)[ \t]*`?[\w.\-]*`?[ \t]*"
+    r"(?:\(.*|\r?\n[ \t]*\*{0,2}[A-Za-z_✿ ]*\*{0,2}[ \t]*[:：]?\*{0,2}\s*(?:`{1,3}[ \t]*[a-z]*[ \t]*\n?)?)?",
+    re.IGNORECASE,
+)
 
 
 def visible_prefix(text: str, start: int = 0) -> int:
@@ -69,7 +83,7 @@ def may_start_call(piece: str) -> bool:
 
 def _hold_point(text: str, start: int) -> int:
     limit = len(text)
-    for marker in _SYMBOL_MARKERS:  # the text may end in the first characters of one
+    for marker in _SYMBOL_MARKERS + _WORD_MARKERS:  # the text may end in the first characters of one
         for k in range(len(marker) - 1, 0, -1):
             if text.endswith(marker[:k]) and len(text) - k >= start:
                 limit = min(limit, len(text) - k)
@@ -149,4 +163,20 @@ def _word_marker(text: str, start: int, limit: int) -> int:
         rest = text[m.end() :].lstrip(" \t\n")
         if not rest or rest[0] in "[{`<" or m.group() == ">>>":  # >>> is always followed by a name
             return m.start()
+    return min(limit, _labelled_line(text, start, limit))
+
+
+def _labelled_line(text: str, start: int, limit: int) -> int:
+    """The start of one of the last four lines, when it opens with a call label (``Action:``,
+    ``Tool call:``...) and the text from there may still become a call (labelled.py reads it)."""
+    starts = [text.rfind("\n") + 1]
+    while len(starts) < 4 and starts[-1] > 0:  # the label, the arguments' label, a fence, a blank
+        starts.append(text.rfind("\n", 0, starts[-1] - 1) + 1)
+    last = starts[0]
+    for at in sorted(set(starts)):
+        if start <= at < limit and _LABELLED_SO_FAR_RE.fullmatch(text, at):
+            return at
+    word = text[last:].lstrip(" \t*").lower()
+    if start <= last < limit and (not word or any(label.startswith(word) for label in _LABELS)):
+        return last  # a label being written
     return limit

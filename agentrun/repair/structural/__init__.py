@@ -14,6 +14,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   wherever it sits (after end-of-message tokens, inside a fence of another language);
 * ``conventions``: text conventions some servers and agents use (``[Calling tool: add({..})]``,
   a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool;
+* ``labelled``: a line naming the tool and the next its JSON arguments (ReAct's
+  ``Action:``/``Action Input:``, Qwen-Agent's ``✿FUNCTION✿:``/``✿ARGS✿:``);
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -28,6 +30,7 @@ from collections.abc import Callable
 
 from agentrun.repair.candidates import Found
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
+from agentrun.repair.structural.labelled import extract_labelled
 from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
 from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
@@ -46,5 +49,5 @@ STRICT_READERS: tuple[Reader, ...] = (
 )
 """Shapes that mark a call by themselves: found even beside native calls."""
 
-LOOSE_READERS: tuple[Reader, ...] = (extract_named_json, extract_bare_calls)
+LOOSE_READERS: tuple[Reader, ...] = (extract_named_json, extract_labelled, extract_bare_calls)
 """Shapes that are calls only for a requested tool, and only when no native call came."""

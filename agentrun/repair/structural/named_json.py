@@ -18,7 +18,10 @@ from agentrun.repair.structural.names import Names, code_spans, offered
 
 __all__ = ["extract_named_json"]
 
-_KEYS = "name|function|tool|tool_name|function_name|type|id|arguments|parameters|args|input"
+_KEYS = (
+    "name|function|tool|tool_name|function_name|type|id|arguments|parameters|args|input|action|action_input"
+    "|recipient_name|toolName|functionName|tool_uses"
+)
 _START_RE = re.compile(rf"\{{\s*[\"'](?:{_KEYS})[\"']\s*:")
 _LIST_BEFORE_RE = re.compile(r"\[\s*$")
 

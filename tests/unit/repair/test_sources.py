@@ -88,19 +88,19 @@ def test_the_last_measured_set_recovers_at_least_its_blind_figure(tallies: dict[
     assert t.recovered / t.positives >= 187 / 218
 
 
-def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_6_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 6 (LLaMA-Factory's tool extractors, transformers' response parsing, Qwen-Agent's Nous
     prompt), named before set 5 was measured, gathered by a helper who did not read the readers, and
     measured once by the coordinator with the readers unchanged since (2026-12-03 23:18 UTC): 20/22
-    (90.9%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; llamafactory 11/13 (its default
-    extractor's "Action:" / "Action Input:" text is not read), transformers 6/6, qwen-agent 3/3. It is
-    still held out (nobody has read its misses), so this is a floor under what was measured, not a
-    goal met: the issue's goal is 98%."""
+    (90.9%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; llamafactory 11/13, transformers
+    6/6, qwen-agent 3/3. Its two misses (LLaMA-Factory's default ReAct template, ``Action:`` /
+    ``Action Input:``) were read on 2026-12-07 after set 7 was named, and read since as a shape
+    (``structural/labelled.py``): tuning now."""
     held = [tallies[s] for s in HELD_OUT_SETS["set 6"]]
     positives = sum(t.positives for t in held)
     assert positives >= 22 and sum(t.negatives for t in held) >= 4
     assert not any(t.false_calls or t.cut_ran or t.wrong_args for t in held)
-    assert sum(t.recovered for t in held) / positives >= 20 / 22
+    assert sum(t.recovered for t in held) == positives
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:

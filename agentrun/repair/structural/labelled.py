@@ -1,0 +1,108 @@
+"""Calls written as labelled lines: a line naming the tool, then its arguments.
+
+* ReAct (the agent prompt LangChain, LLaMA-Factory's default tool template and many
+  fine-tunes teach): ``Action: NAME`` then ``Action Input: {..}``, often after a
+  ``Thought:`` line and before an ``Observation:`` the model wrote for itself; the same
+  with other labels (``Tool: NAME`` / ``Arguments: {..}``, ``Function call:`` / ``Parameters:``,
+  in bold or not) and the arguments bare or in a ```json fence;
+* Qwen-Agent's function-call prompt: ``✿FUNCTION✿: NAME`` then ``✿ARGS✿: {..}``;
+* a label and a pythonic call on one line: ``Call: NAME(k=v)`` (NexusRaven),
+  ``<<function>>NAME(k=v)`` (Gorilla OpenFunctions).
+
+The label is the evidence of intent and the name must be a requested tool's (the labels also
+open the worked examples of prompts and docs). A line inside a fence of code is shown, not
+run; arguments that never close were cut off. With no names at hand (the streaming gateway's
+"may this become a call?") any name is read: the labels mark intent by themselves.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.formats.pythonic import parse_calls
+from agentrun.repair.structural.names import Names, code_spans, in_code, offered
+
+__all__ = ["LABEL_WORDS", "extract_labelled"]
+
+_NAME_LABELS = r"Action|Tool|Tool[ _]call|Tool[ _]name|Function|Function[ _]call|Function[ _]name|✿FUNCTION✿"
+_ARGS_LABELS = (
+    r"Action[ _]Input|Tool[ _]input|Tool[ _]arguments|Arguments|Args|Input|Parameters"
+    r"|Function[ _]arguments|✿ARGS✿"
+)
+_B = r"(?:\*\*)?"  # markdown bold around a label
+_SEP = rf"{_B}[ \t]*[:：]{_B}[ \t]*"
+_PAIR_RE = re.compile(
+    rf"^[ \t]*{_B}(?:{_NAME_LABELS}){_SEP}`?(?P<name>[\w.\-]+)`?[ \t]*\r?\n"
+    rf"[ \t]*{_B}(?:{_ARGS_LABELS}){_SEP}",
+    re.MULTILINE | re.IGNORECASE,
+)
+_ONE_LINE_RE = re.compile(
+    rf"^[ \t]*(?:{_B}(?:Call|Action|Tool[ _]call|Function[ _]call){_SEP}|<<function>>[ \t]*)"
+    r"(?P<call>[A-Za-z_][\w.\-]*\(.*\))[ \t]*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+_INPUT_FENCE_RE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?")
+LABEL_WORDS = ("Action", "Tool", "Function", "Call", "✿FUNCTION✿", "<<function>>")
+"""Words one of these shapes starts with (the streaming gateway holds text back from them)."""
+_ANY_LABEL_RE = re.compile("|".join(re.escape(w) for w in LABEL_WORDS), re.IGNORECASE)
+
+
+def _arguments(text: str, pos: int) -> tuple[str, int, bool] | None:
+    """The JSON object at ``pos`` (bare or in a ```json fence): (body, end, closed)."""
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    fence = _INPUT_FENCE_RE.match(text, pos)
+    at = fence.end() if fence else pos
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    if not text.startswith("{", at):
+        return None
+    end = balanced_end(text, at)
+    if end is None:
+        return text[at:], len(text), False
+    stop = end
+    if fence is not None:
+        close = text.find("```", end)
+        if close < 0 or text[end:close].strip():
+            return text[at:], len(text), False
+        stop = close + 3
+    return text[at:end], stop, True
+
+
+def _anchored(name: str, known: Names) -> bool:
+    return known is None or offered(name, known)
+
+
+def _pairs(text: str, known: Names, fences: list[tuple[int, int, str]]) -> list[Found]:
+    found: list[Found] = []
+    for m in _PAIR_RE.finditer(text):
+        if in_code(m.start(), fences) or not _anchored(m.group("name"), known):
+            continue
+        got = _arguments(text, m.end())
+        if got is not None:
+            body, end, closed = got
+            found.append(
+                Found(m.group("name"), body, m.start(), end, "labelled", strict=False, closed=closed)
+            )
+    return found
+
+
+def _one_line(text: str, known: Names, fences: list[tuple[int, int, str]]) -> list[Found]:
+    found: list[Found] = []
+    for m in _ONE_LINE_RE.finditer(text):
+        if in_code(m.start(), fences):
+            continue
+        calls = parse_calls(m.group("call"))
+        if calls and all(isinstance(a, dict) and _anchored(n, known) for n, a in calls):
+            found.extend(Found(n, a, m.start(), m.end(), "labelled", strict=False) for n, a in calls)
+    return found
+
+
+def extract_labelled(text: str, known: Names) -> list[Found]:
+    """Labelled calls to requested tools (see the module docstring); never raises."""
+    if not _ANY_LABEL_RE.search(text):
+        return []
+    fences = code_spans(text)
+    found = _pairs(text, known, fences) + _one_line(text, known, fences)
+    return sorted(found, key=lambda f: f.start)
