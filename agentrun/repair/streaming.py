@@ -48,12 +48,18 @@ _JSON_FENCE_LANGS = frozenset(
 _WORD_MARKERS = ("functools", "Action:", "✿FUNCTION✿", "<<function>>", "function call", ">>>")
 _SYMBOL_MARKERS = ("```", ">>>")  # a fence, Functionary v3.2's call prefix
 _WORD_RE = re.compile("|".join(re.escape(w) for w in _WORD_MARKERS))
-_LABELS = tuple(
-    f"{word}{sep}{part}"
-    for word in ("tool", "function")
-    for sep in (" ", "_")
-    for part in ("call", "name")
-) + ("action", "call", "✿function✿", "<<function>>")
+_LABELS = (
+    *(
+        f"{word}{sep}{part}"
+        for word in ("tool", "function")
+        for sep in (" ", "_")
+        for part in ("call", "name")
+    ),
+    "action",
+    "call",
+    "✿function✿",
+    "<<function>>",
+)
 # a line that opens with a call label (structural/labelled.py) and may still become a call: the
 # tool's name, then a pythonic call in progress or the start of an arguments line
 _LABELLED_SO_FAR_RE = re.compile(
