@@ -6,6 +6,8 @@
   with other labels (``Tool: NAME`` / ``Arguments: {..}``, ``Function call:`` / ``Parameters:``,
   in bold or not) and the arguments bare or in a ```json fence;
 * Qwen-Agent's function-call prompt: ``✿FUNCTION✿: NAME`` then ``✿ARGS✿: {..}``;
+* ChatGLM3's: a line that is the tool's name, then a ```python fence holding
+  ``tool_call(k=v)``;
 * a label and a pythonic call on one line: ``Call: NAME(k=v)`` (NexusRaven),
   ``<<function>>NAME(k=v)`` (Gorilla OpenFunctions).
 
@@ -41,6 +43,10 @@ _ONE_LINE_RE = re.compile(
     rf"^[ \t]*(?:{_B}(?:Call|Action|Tool[ _]call|Function[ _]call){_SEP}|<<function>>[ \t]*)"
     r"(?P<call>[A-Za-z_][\w.\-]*\(.*\))[ \t]*$",
     re.MULTILINE | re.IGNORECASE,
+)
+_GLM3_RE = re.compile(
+    r"^[ \t]*(?P<name>[A-Za-z_][\w.\-]*)[ \t]*\r?\n```[ \t]*python[ \t]*\r?\n[ \t]*(?P<call>tool_call\(.*?\))[ \t]*\r?\n```",
+    re.MULTILINE | re.DOTALL,
 )
 _INPUT_FENCE_RE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?")
 LABEL_WORDS = ("Action", "Tool", "Function", "Call", "✿FUNCTION✿", "<<function>>")
@@ -99,10 +105,21 @@ def _one_line(text: str, known: Names, fences: list[tuple[int, int, str]]) -> li
     return found
 
 
+def _glm3(text: str, known: Names) -> list[Found]:
+    if known is None or "tool_call(" not in text:
+        return []
+    found: list[Found] = []
+    for m in _GLM3_RE.finditer(text):
+        calls = parse_calls(m.group("call"))
+        if calls and len(calls) == 1 and isinstance(calls[0][1], dict) and offered(m.group("name"), known):
+            found.append(Found(m.group("name"), calls[0][1], m.start(), m.end(), "labelled", strict=False))
+    return found
+
+
 def extract_labelled(text: str, known: Names) -> list[Found]:
     """Labelled calls to requested tools (see the module docstring); never raises."""
-    if not _ANY_LABEL_RE.search(text):
-        return []
-    fences = code_spans(text)
-    found = _pairs(text, known, fences) + _one_line(text, known, fences)
+    found = _glm3(text, known)
+    if _ANY_LABEL_RE.search(text):
+        fences = code_spans(text)
+        found += _pairs(text, known, fences) + _one_line(text, known, fences)
     return sorted(found, key=lambda f: f.start)

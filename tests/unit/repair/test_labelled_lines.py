@@ -73,3 +73,13 @@ def test_a_streamed_action_is_held_back_from_its_label(text: str) -> None:
     for k in range(len(whole) + 1):
         shown = visible_prefix(whole[:k], shown)
         assert shown <= len(prose), repr(whole[:k])
+
+
+def test_chatglm3s_name_line_and_tool_call_fence_run(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    """ChatGLM3's documented tool-call reply: the tool's name, then ``tool_call(..)`` in a python fence."""
+    text = "read_file\n```python\ntool_call(path='a.py')\n```"
+    assert [(c.name, c.arguments) for c in correct(reply(text), tools).calls] == [
+        ("read_file", {"path": "a.py"})
+    ]
+    assert correct(reply(text.replace("read_file", "format_disk")), tools).calls == ()
+    assert correct(reply(text[:-3]), tools).calls == ()  # the fence never closed
