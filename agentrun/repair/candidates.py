@@ -12,11 +12,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Found", "RawText", "balanced_end", "calls_from_value", "strip_fence"]
+__all__ = ["Found", "RawText", "Repeated", "balanced_end", "calls_from_value", "strip_fence"]
 
 
 class RawText(str):
     """A parameter value carried as text by an XML-style format, to be typed by the schema."""
+
+    __slots__ = ()
+
+
+class Repeated(list[RawText]):
+    """One parameter written several times in one XML-style call (``<city>a</city><city>b</city>``):
+    its values in order, a list to be typed by the schema."""
 
     __slots__ = ()
 
@@ -134,6 +141,8 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
         return calls_from_value(next(iter(value.values())))
     if isinstance(value.get("function"), dict) and set(value) <= {"type", "id", "function", "index"}:
         return calls_from_value(value["function"])
+    if isinstance(value.get("_name"), str):  # TGI's grammar: the name beside the arguments
+        return [(value["_name"], {k: v for k, v in value.items() if k != "_name"})]
     if not set(value) <= _ALLOWED_KEYS:
         return None
     name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)

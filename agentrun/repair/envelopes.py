@@ -228,12 +228,14 @@ _ACTION_RE = re.compile(r"<\|action_start\|>\s*<\|plugin\|>(.*?)(?:<\|action_end
 
 
 def extract_python_tag(text: str) -> list[Found]:
-    """Llama 3.x ``<|python_tag|>{"name": .., "parameters": {..}}`` (several joined by ``;``), and
-    its built-in tool syntax ``<|python_tag|>python.call(code="..")`` (llama.cpp test-chat)."""
+    """Llama 3.x ``<|python_tag|>{"name": .., "parameters": {..}}`` (several joined by ``;``), its
+    built-in tool syntax ``<|python_tag|>python.call(code="..")`` (llama.cpp test-chat), and a
+    pythonic list after the tag."""
     found: list[Found] = []
     for m in _PY_TAG_RE.finditer(text):
         body = m.group(1).strip()
-        calls = None if body.startswith(("{", "[")) else parse_calls(body)
+        pythonic = not body.startswith(("{", "[")) or _PY_CALL_RE.match(body) is not None
+        calls = parse_calls(body) if pythonic else None  # [add(a=1)] too (Llama 4's list)
         if calls:
             found.extend(Found(n, a, m.start(), m.end(), "llama3_builtin") for n, a in calls)
             continue

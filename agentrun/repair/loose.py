@@ -77,7 +77,7 @@ def extract_bare_json(text: str) -> list[Found]:
         pos = stop if got else m.start() + 1
 
 
-_PYLIST_RE = re.compile(r"\[\s*[A-Za-z_][\w.]*\(")
+_PYLIST_RE = re.compile(r"\[\s*[A-Za-z_][\w.\-]*\(")  # MCP tools have hyphens: add-note(..)
 
 
 def extract_pythonic(text: str) -> list[Found]:

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
-from agentrun.repair.candidates import Found, RawText
+from agentrun.repair.candidates import Found, RawText, Repeated
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
 from agentrun.repair.result import Correction, RejectionReason, ReplyCall, ToolRejection
-from agentrun.repair.schema import coerce_arguments, typed_from_text, validate_arguments
+from agentrun.repair.schema import coerce_arguments, typed_from_text, typed_repeated, validate_arguments
 from agentrun.toolset import ToolSpec, tool_facts
 
 __all__ = ["correct", "validate_direct"]
@@ -174,9 +174,15 @@ def _parse(run: _Run, cand: Found) -> list[dict[str, Any]] | None:
 
 def _typed(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
     props = spec.parameters.get("properties") or {}
-    return {
-        k: typed_from_text(str(v), props.get(k)) if isinstance(v, RawText) else v for k, v in args.items()
-    }
+    return {k: _typed_value(v, props.get(k)) for k, v in args.items()}
+
+
+def _typed_value(value: Any, prop: Any) -> Any:
+    if isinstance(value, RawText):
+        return typed_from_text(str(value), prop)
+    if isinstance(value, Repeated):
+        return typed_repeated([str(v) for v in value], prop)
+    return value
 
 
 def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:

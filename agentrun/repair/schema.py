@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from agentrun.repair.structural.values import python_literal
+from agentrun.repair.structural.xmlvalue import xml_value
 from agentrun.toolset import tool_facts
 
 __all__ = ["ARG_ALIASES", "Coerced", "coerce_arguments", "typed_from_text", "validate_arguments"]
@@ -204,7 +205,7 @@ def typed_from_text(value: str, prop: Any) -> Any:
 
     Those formats carry every value as text; string parameters keep it exactly as written
     (XML entities aside), ``null`` for a nullable one is null, objects and arrays may be
-    written as JSON or as Python literals, an array as a comma-separated list; a type JSON
+    written as JSON, as Python literals or as XML elements, an array as a comma-separated list; a type JSON
     Schema does not have (``other_type``) takes whatever the text decodes to.
     """
     types = _types(prop)
@@ -221,9 +222,31 @@ def typed_from_text(value: str, prop: Any) -> Any:
             return python_literal(value)
         except ValueError:
             pass
+    if "object" in types or "array" in types:
+        try:  # the call's own markup: <item>a</item><item>b</item>, <unit>c</unit><min>-5</min>
+            return xml_value(value, prop, typed_from_text)
+        except ValueError:
+            pass
     if "array" in types and (items := _comma_list(value, prop)) is not None:
         return items
     return coerce_scalar_text(value, types)
+
+
+def typed_repeated(values: list[str], prop: Any) -> list[Any]:
+    """A parameter an XML-style call wrote several times: each value typed as one item of the
+    array the schema wants (a value in the call's own markup by the array itself when the schema
+    names no items: ``<cities><item>a</item></cities>`` twice is two lists)."""
+    types = _types(prop)
+    items = prop.get("items") if isinstance(prop, dict) and "array" in types else None
+    if items is not None or "array" not in types:
+        return [typed_from_text(v, items if "array" in types else prop) for v in values]
+    out: list[Any] = []
+    for value in values:
+        try:
+            out.append(xml_value(value, prop, typed_from_text))
+        except ValueError:  # a JSON list stays one item; a scalar is itself
+            out.append(typed_from_text(value, prop) if value.strip()[:1] in ("[", "{") else value)
+    return out
 
 
 _SIMPLE: dict[str, Any] = {

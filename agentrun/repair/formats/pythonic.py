@@ -24,7 +24,7 @@ __all__ = ["PYTHONIC_EXTRACTORS", "parse_calls", "split_calls"]
 
 Parsed = tuple[str, dict[str, Any] | str]  # (name, kwargs) or (name guess, source of a bad call)
 _JSON_NAMES = {"true": True, "false": False, "null": None}
-_NAME_RE = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\(")
+_NAME_RE = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\(")  # MCP tools have hyphens: add-note(..)
 
 
 def _literal(node: ast.AST) -> Any:
@@ -145,7 +145,20 @@ def split_calls(source: str) -> list[str]:
     return out
 
 
+_HYPHEN_NAME = "__agentrun_hyphenated__"
+
+
 def _parse_one(source: str) -> tuple[str, dict[str, Any]] | None:
+    """One call; a hyphenated name (``weather-forecast(city="London")``, MCP tools) is not a
+    Python identifier, so it is parsed under a stand-in and given back after."""
+    m = _NAME_RE.match(source)
+    if m is not None and "-" in m.group(1):
+        got = _parse_python(f"{_HYPHEN_NAME}{source[m.end(1) :]}")
+        return (m.group(1), got[1]) if got is not None and got[0] == _HYPHEN_NAME else None
+    return _parse_python(source)
+
+
+def _parse_python(source: str) -> tuple[str, dict[str, Any]] | None:
     for text in (source, sanitize_source(source)):
         if text is None:
             continue

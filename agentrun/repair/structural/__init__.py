@@ -16,6 +16,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool;
 * ``labelled``: a line naming the tool and the next its JSON arguments (ReAct's
   ``Action:``/``Action Input:``, Qwen-Agent's ``✿FUNCTION✿:``/``✿ARGS✿:``);
+* ``token_tags``: the same XML-ish tree spelled in special tokens (``<|open|>call tool=..<|sep|>``,
+  Kimi K3);
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -34,6 +36,7 @@ from agentrun.repair.structural.labelled import extract_labelled
 from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
 from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
+from agentrun.repair.structural.token_tags import extract_token_tags
 from agentrun.repair.structural.xmlish import extract_invocations
 
 __all__ = ["LOOSE_READERS", "STRICT_READERS", "Names"]
@@ -46,6 +49,7 @@ STRICT_READERS: tuple[Reader, ...] = (
     extract_tool_code,
     extract_separated,
     extract_name_line_json,
+    extract_token_tags,
 )
 """Shapes that mark a call by themselves: found even beside native calls."""
 

@@ -22,7 +22,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from agentrun.repair.candidates import Found
+from agentrun.repair.candidates import Found, RawText, Repeated
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
 from agentrun.repair.structural.values import kv_value, param_value, past_open_value
@@ -102,18 +102,30 @@ class _Args:
         self.leftover = False  # text outside any argument: the body is not only arguments
 
 
+def _put(args: _Args, key: str, value: Any) -> None:
+    """A parameter written again in the same call adds a value: a list (``Repeated``) for the schema."""
+    before = args.values.get(key)
+    if before is None or not isinstance(value, RawText) or not isinstance(before, RawText | Repeated):
+        args.values[key] = value
+    elif isinstance(before, Repeated):
+        before.append(value)
+    else:
+        args.values[key] = Repeated([before, value])
+
+
 def _child(body: str, m: re.Match[str], args: _Args) -> int:
     """Read the child element at ``m`` into ``args``; returns where reading goes on."""
     tag, attrs = m.group(1), _attrs(m.group(2))
     inner, end, closed = _element(body, m)
     args.closed = args.closed and closed
     local = _local(tag)
-    if local in _PARAM_TAGS and "name" in attrs:
-        args.values[attrs["name"].strip()] = param_value(inner, attrs)
-    elif local in _ARGS_TAGS and "name" not in attrs:
+    key = attrs.get("name", attrs.get("key"))  # Kimi K3 names an argument by key=
+    if local in _PARAM_TAGS and key is not None:
+        _put(args, key.strip(), param_value(inner, attrs))
+    elif local in _ARGS_TAGS and key is None:
         _read_into(inner, args)
     else:
-        args.values[tag] = param_value(inner, attrs)
+        _put(args, tag, param_value(inner, attrs))
     return end
 
 

@@ -103,6 +103,22 @@ def test_set_6_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, 
     assert sum(t.recovered for t in held) == positives
 
 
+def test_set_7_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 7 (Xinference's tool-parser tests, llama-stack's and llama-models' tool_utils, LiteLLM's
+    XML parameters, TGI's grammar, ms-swift's agent templates), named before set 6's misses were read,
+    gathered by a helper who did not read the readers, measured once by the coordinator with the
+    readers as of 2a91d01 (2026-12-07 06:17 UTC): 75/85 (88.2%), 0 false calls, 3 wrong-argument calls
+    (values written as XML elements, a parameter written twice), 0 cut-off copies run. Its misses were
+    read after set 8 was named and fixed as shapes (test_set7_shapes.py): 83/85. The two it still
+    misses are a one-line call block between words ("Before <tool_call>..</tool_call> after"), which
+    the rule for calls quoted in a sentence refuses on purpose."""
+    held = [tallies[s] for s in HELD_OUT_SETS["set 7"]]
+    positives = sum(t.positives for t in held)
+    assert positives >= 85 and sum(t.negatives for t in held) >= 60
+    assert not any(t.false_calls or t.cut_ran or t.wrong_args for t in held)
+    assert sum(t.recovered for t in held) >= 83
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
