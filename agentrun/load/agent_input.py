@@ -99,7 +99,7 @@ def sessions_from_gateway(path: Path) -> list[RecordedSession]:
                 id=f"{run}/{key}" if key else run,
                 task=str(facts.get("task") or ""),
                 model=_model(s.body or ""),
-                model_label=str(facts.get("model_label") or facts.get("agent") or ""),
+                model_label=" on ".join(str(facts[k]) for k in ("agent", "model_label") if facts.get(k)),
             )
         previous, answered = last.get(key, ("", s.received))
         turn = len(session.requests) + 1

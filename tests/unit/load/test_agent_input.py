@@ -149,3 +149,26 @@ def test_an_agent_run_without_bodies_is_one_line(tmp_path: Path) -> None:
 )
 def test_only_the_top_level_model_changes(body: str, expected: str) -> None:
     assert with_model(body, "B") == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "tools", "stream"),
+    [
+        ("greet-cli-mini-swe-agent-local", 1, False),
+        ("greet-cli-qwen-code-local", 15, True),
+        ("greet-cli-opencode-local", 10, True),
+    ],
+)
+def test_each_installed_agent_ships_a_recording_of_its_own_requests(
+    name: str, tools: int, stream: bool
+) -> None:
+    """The shipped recordings (README, "Load a server"): the agent's own tools and flags, sent for any model."""
+    (session,) = load_workload([name]).sessions
+    prepared = PreparedSession(session, "m").requests
+    assert prepared and all(p.stream is stream for p in prepared)
+    for request in prepared:
+        body = json.loads(request.body)
+        assert (
+            body["model"] == "m" and len(body["tools"]) == tools and body["messages"][0]["role"] == "system"
+        )
+    assert prepared == PreparedSession(load_workload([name]).sessions[0], "m").requests  # byte-stable
