@@ -27,7 +27,10 @@ from agentrun.text_edits import edit
 
 __all__ = ["NO_BODIES", "sessions_from_gateway", "with_model"]
 
-NO_BODIES = "records no request body to replay (gateway/bodies.jsonl.gz: kept for runs since 2026-12-07)"
+NO_BODIES = (
+    "records no request body to replay (bodies.jsonl.gz: kept by every task --agent run since"
+    " 2026-12-07, and by agentrun gateway --keep-bodies)"
+)
 
 
 def _requests_lines(folder: Path) -> dict[str, dict[str, Any]]:

@@ -120,6 +120,10 @@ def test_a_workload_file_made_from_an_agent_run_sends_the_same_bytes(tmp_path: P
         p.body for p in PreparedSession(workload.sessions[0], "m").requests
     ]
     assert len(load_workload([str(tmp_path / "results")]).sessions) == 1  # a folder of runs
+    gateway = load_workload([str(run / "gateway")])  # a gateway's own folder (agentrun gateway --keep-bodies)
+    assert [p.body for p in PreparedSession(gateway.sessions[0], "m").requests] == [
+        p.body for p in PreparedSession(workload.sessions[0], "m").requests
+    ]
 
 
 def test_an_agent_run_without_bodies_is_one_line(tmp_path: Path) -> None:
