@@ -138,6 +138,8 @@ def _save_workload(items: list[str], path: Path) -> None:
     """``--save-workload``: the recordings as one file, loaded by ``--replay`` as a shipped one is."""
     from agentrun.load.workload import load_workload
 
+    if not items:
+        raise UserError("--save-workload writes recordings: name at least one (a run folder, a file)")
     if not path.name.endswith((".workload.json", ".workload.json.gz")):
         raise UserError(f"--save-workload {path}: name it NAME.workload.json or NAME.workload.json.gz")
     workload = load_workload(items)

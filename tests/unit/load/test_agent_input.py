@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agentrun.cli import app, main
 from agentrun.errors import UserError
 from agentrun.gateway.sent import SentBodies
 from agentrun.load.agent_input import with_model
@@ -176,3 +179,27 @@ def test_each_installed_agent_ships_a_recording_of_its_own_requests(
             body["model"] == "m" and len(body["tools"]) == tools and body["messages"][0]["role"] == "system"
         )
     assert prepared == PreparedSession(load_workload([name]).sessions[0], "m").requests  # byte-stable
+
+
+def test_save_workload_writes_a_run_as_one_file_and_a_run_without_bodies_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run-3"
+    _agent_run(run, [(None, _raw(m, stream=True), 1.0, 2.0) for m in _conversation(2, "hi")])
+    path = tmp_path / "out" / "mine.workload.json.gz"
+    done = CliRunner().invoke(app, ["load", "--replay", str(run), "--save-workload", str(path)])
+    assert done.exit_code == 0, done.output
+    assert json.loads(gzip.decompress(path.read_bytes()))["name"] == "mine"
+    assert [len(s.requests) for s in load_workload([str(path)]).sessions] == [2]
+    old = tmp_path / "old"
+    (old / "gateway").mkdir(parents=True)
+    (old / "gateway" / "requests.jsonl").write_text("")
+    for args, said in [
+        (["--replay", str(old), "--no-report"], "records no request body to replay"),
+        (["--replay", str(run), "--save-workload", str(tmp_path / "x.json")], "NAME.workload.json"),
+    ]:
+        with pytest.raises(SystemExit) as stop:
+            main(["load", *args])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and said in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1, err
