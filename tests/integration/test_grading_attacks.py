@@ -119,11 +119,14 @@ def test_writer_started_by_the_code_under_test(sandbox: DockerSandbox, task: Tas
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        # a proper daemon lets go of its stdio: with the pipes held, every `python todo.py` the
-        # hidden tests run would wait the daemon's whole life (3 minutes of test time, no attack)
+        # a proper daemon lets go of its stdio and every other descriptor: with a pipe held (the
+        # boundary's reply pipe is a dup of stdout), every call the hidden tests make would wait
+        # the daemon's whole life, and the verifier's 300 s ran out (5 minutes a parameter in CI,
+        # judging a timeout, not the attack)
         "        null = os.open(os.devnull, os.O_RDWR)\n"
         "        for fd in (0, 1, 2):\n"
         "            os.dup2(null, fd)\n"
+        "        os.closerange(3, 4096)\n"
         "        for _ in range(1200):\n"
         "            time.sleep(0.05)\n"
         "            try:\n"
@@ -144,6 +147,7 @@ def test_writer_started_by_the_code_under_test(sandbox: DockerSandbox, task: Tas
     assert planted.exit_code == 0 and not planted.timed_out, "the planted writer does not work"
     graded = grading.grade(task, sandbox)
     assert_not_passed(graded)
+    assert graded.error is None, graded.error  # judged on the writer killed, not on a timeout
     if graded.verdict == "invalid":
         assert f"{cases} test cases" in (graded.invalid_reason or "")
 
