@@ -12,11 +12,35 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Found", "RawText", "Repeated", "balanced_end", "calls_from_value", "strip_fence"]
+__all__ = [
+    "Found",
+    "LoneInput",
+    "OpenEndedInput",
+    "RawText",
+    "Repeated",
+    "balanced_end",
+    "calls_from_value",
+    "strip_fence",
+]
 
 
 class RawText(str):
     """A parameter value carried as text by an XML-style format, to be typed by the schema."""
+
+    __slots__ = ()
+
+
+class LoneInput(str):
+    """A call's whole input written as one text, not as named arguments (ReAct's ``Action Input:
+    NBA``, LangChain's ``"action_input": "2+2"``, ``<tool_input>foo</tool_input>``): the argument
+    of a tool that takes exactly one, else sent back to the model."""
+
+    __slots__ = ()
+
+
+class OpenEndedInput(LoneInput):
+    """A lone input that ends where the reply ends (``Action Input: NBA``): nothing in the text
+    says it is whole, so it runs only when the server says the reply ended (``stop``)."""
 
     __slots__ = ()
 
@@ -154,6 +178,8 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     args = value[arg_keys[0]] if arg_keys else {}
     if args is None:
         args = {}
+    if isinstance(args, str) and not args.strip().startswith(("{", "[")):
+        args = LoneInput(args)  # {"action": "search", "action_input": "weather in SF"}
     if not isinstance(args, dict | str) or _looks_like_schema(args):
         return None
     return [(name, args)]

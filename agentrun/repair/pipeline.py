@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
-from agentrun.repair.candidates import Found, RawText, Repeated
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedInput, RawText, Repeated
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
@@ -52,6 +52,7 @@ class _Run:
 
     tools: dict[str, ToolSpec]
     hit_limit: bool
+    ended: bool = False  # the server said the reply ended (finish_reason "stop")
     events: list[RepairEvent] = field(default_factory=list)
     items: list[ReplyCall] = field(default_factory=list)  # runnable and rejected, in the model's order
     cut_off: bool = False
@@ -102,11 +103,12 @@ def _candidates_from_text(
 
 
 def _loose_is_call(found: Found, known: set[str]) -> bool:
-    """A loose candidate is a call only for a known tool (after name rules) with object arguments."""
+    """A loose candidate is a call only for a known tool (after name rules) with object arguments
+    (or the one text a labelled call gives its tool)."""
     if resolve_tool_name(found.name, known)[0] is None:
         return False
-    if isinstance(found.arguments, dict):
-        return True
+    if isinstance(found.arguments, dict | LoneInput):
+        return True  # a lone input: a labelled call's one text (its tool must take one)
     text = found.arguments.strip()
     return text.startswith("{") or text.startswith('"{') or "'name'" in text or '"name"' in text
 
@@ -200,7 +202,51 @@ def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str
     run.items.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
 
 
+def _lone_parameter(schema: dict[str, Any]) -> str | None:
+    """The one argument a tool takes: its only property, or its only required one."""
+    props = list((schema.get("properties") or {}).keys())
+    required = [k for k in schema.get("required") or [] if k in props]
+    if len(props) == 1:
+        return props[0]
+    return required[0] if len(required) == 1 else None
+
+
+def _lone(run: _Run, cand: Found) -> None:
+    """A call whose input is one text: the argument of a tool that takes one, else feedback."""
+    spec = _resolve(run, cand, None)
+    if spec is None:
+        return
+    key = _lone_parameter(spec.parameters)
+    if key is None:
+        message = (
+            f"The call to {spec.name!r} gave one text as its input; it takes named arguments. "
+            "Send the call again with its arguments as one JSON object."
+        )
+        run.reject(cand, "schema", message)
+        return
+    text = str(cand.arguments).strip()
+    after = _dump({"name": spec.name, "arguments": {key: text}})
+    kind = "reasoning_tool_call" if cand.origin == "reasoning" else "text_tool_call"
+    run.event(kind, cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}, lone input")
+    _finish(run, cand, cand.id, spec, {key: RawText(text)})
+
+
 def _process(run: _Run, cand: Found) -> None:
+    if isinstance(cand.arguments, OpenEndedInput) and not run.ended:
+        why = (
+            "was cut off at the output token limit"
+            if run.hit_limit
+            else "may be cut off (the reply did not say it ended)"
+        )
+        run.reject(
+            cand,
+            "truncated",
+            f"The call to {cand.name!r}'s input {why} and was not run. Send the call again.",
+        )
+        return
+    if isinstance(cand.arguments, LoneInput) and cand.closed:
+        _lone(run, cand)
+        return
     objects = _parse(run, cand)
     if objects is None:
         return
@@ -262,7 +308,7 @@ def _correct(
     hit_limit = finish_reason == "length" or bool(
         max_tokens and completion_tokens is not None and completion_tokens >= max_tokens
     )
-    run = _Run({t.name: t for t in tools}, hit_limit)
+    run = _Run({t.name: t for t in tools}, hit_limit, ended=finish_reason == "stop" and not hit_limit)
     known = set(run.tools)
     content, think = split_think(message.content)
     reasoning = "\n".join(t for t in (message.reasoning or "", think) if t)

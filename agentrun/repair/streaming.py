@@ -65,7 +65,7 @@ _LABELS = (
 _LABELLED_SO_FAR_RE = re.compile(
     r"[ \t]*(?:\*{0,2}(?:Action|Tool(?:[ _](?:call|name))?|Function(?:[ _](?:call|name))?|Call|✿FUNCTION✿)"
     r"\*{0,2}[ \t]*[:：]\*{0,2}|<<function>>)[ \t]*`?[\w.\-]*`?[ \t]*"
-    r"(?:\(.*|\r?\n[ \t]*\*{0,2}[A-Za-z_✿ ]*\*{0,2}[ \t]*[:：]?\*{0,2}\s*(?:`{1,3}[ \t]*[a-z]*[ \t]*\n?)?)?",
+    r"(?:\(.*|\[.*|\r?\n[ \t]*\*{0,2}[A-Za-z_✿ ]*\*{0,2}[ \t]*[:：]?\*{0,2}\s*(?:`{1,3}[ \t]*[a-z]*[ \t]*\n?)?)?",
     re.IGNORECASE,
 )
 

@@ -8,8 +8,14 @@
 * Qwen-Agent's function-call prompt: ``✿FUNCTION✿: NAME`` then ``✿ARGS✿: {..}``;
 * ChatGLM3's: a line that is the tool's name, then a ```python fence holding
   ``tool_call(k=v)``;
+* LangChain's docstore ReAct, ``Action: Search[query]``, and its XML agent,
+  ``<tool>search</tool><tool_input>foo</tool_input>``;
 * a label and a pythonic call on one line: ``Call: NAME(k=v)`` (NexusRaven),
   ``<<function>>NAME(k=v)`` (Gorilla OpenFunctions).
+
+Where the input is not a JSON object it is one text (``LoneInput``: the argument of a tool
+that takes one); after ``Action Input:`` it runs to the next step's label or the reply's end,
+so it is whole only when the server says the reply ended (``OpenEndedInput``).
 
 The label is the evidence of intent and the name must be a requested tool's (the labels also
 open the worked examples of prompts and docs). A line inside a fence of code is shown, not
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedInput, balanced_end
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.structural.names import Names, code_spans, in_code, offered
 
@@ -34,10 +40,23 @@ _ARGS_LABELS = (
 )
 _B = r"(?:\*\*)?"  # markdown bold around a label
 _SEP = rf"{_B}[ \t]*[:：]{_B}[ \t]*"
-_PAIR_RE = re.compile(
-    rf"^[ \t]*{_B}(?:{_NAME_LABELS}){_SEP}`?(?P<name>[\w.\-]+)`?[ \t]*\r?\n"
-    rf"[ \t]*{_B}(?:{_ARGS_LABELS}){_SEP}",
+_PAIR_RE = re.compile(  # the name may carry a note in parentheses; blank lines may come between
+    rf"^[ \t]*{_B}(?:{_NAME_LABELS}){_SEP}`?(?P<name>[\w.\-]+)`?[ \t]*(?:\([^()\n]*\))?[ \t]*\r?\n"
+    rf"(?:[ \t]*\r?\n)*[ \t]*{_B}(?:{_ARGS_LABELS}){_SEP}",
     re.MULTILINE | re.IGNORECASE,
+)
+# where a plain-text input ends: the next step's label (ReAct's Observation the model wrote itself)
+_INPUT_END_RE = re.compile(
+    r"^[ \t]*(?:\*\*)?(?:Observation|Thought|Action|Final Answer|✿RESULT✿|✿RETURN✿)(?:\*\*)?[ \t]*[:：]",
+    re.MULTILINE | re.IGNORECASE,
+)
+_BRACKET_RE = re.compile(  # LangChain's docstore ReAct: Action: Search[query]
+    r"^[ \t]*Action[ \t]*[:：][ \t]*(?P<name>[\w.\-]+)\[(?P<input>[^\[\]\n]+)\][ \t]*$", re.MULTILINE
+)
+_TAG_PAIR_RE = re.compile(  # LangChain's XML agent: <tool>search</tool><tool_input>foo</tool_input>
+    r"<(?P<nt>tool|tool_name|function|function_name)>[ \t]*(?P<name>[\w.\-]+)[ \t]*</(?P=nt)>\s*"
+    r"<(?P<it>tool_input|input|arguments|args|parameters)>(?P<input>.*?)(?P<close></(?P=it)>|\Z)",
+    re.DOTALL,
 )
 _ONE_LINE_RE = re.compile(
     rf"^[ \t]*(?:{_B}(?:Call|Action|Tool[ _]call|Function[ _]call){_SEP}|<<function>>[ \t]*)"
@@ -54,8 +73,17 @@ LABEL_WORDS = ("Action", "Tool", "Function", "Call", "✿FUNCTION✿", "<<functi
 _ANY_LABEL_RE = re.compile("|".join(re.escape(w) for w in LABEL_WORDS), re.IGNORECASE)
 
 
+def _plain_input(text: str, pos: int) -> tuple[str, int, bool] | None:
+    """A plain-text input from ``pos`` to the next step's label or the end of the reply."""
+    end = _INPUT_END_RE.search(text, pos)
+    stop = end.start() if end else len(text)
+    body = text[pos:stop].strip()
+    return (OpenEndedInput(body), stop, True) if body else None
+
+
 def _arguments(text: str, pos: int) -> tuple[str, int, bool] | None:
-    """The JSON object at ``pos`` (bare or in a ```json fence): (body, end, closed)."""
+    """The JSON object at ``pos`` (bare or in a ```json fence), else the plain text there:
+    (body, end, closed)."""
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
     fence = _INPUT_FENCE_RE.match(text, pos)
@@ -63,7 +91,7 @@ def _arguments(text: str, pos: int) -> tuple[str, int, bool] | None:
     while at < len(text) and text[at] in " \t\r\n":
         at += 1
     if not text.startswith("{", at):
-        return None
+        return _plain_input(text, pos)
     end = balanced_end(text, at)
     if end is None:
         return text[at:], len(text), False
@@ -80,10 +108,16 @@ def _anchored(name: str, known: Names) -> bool:
     return known is None or offered(name, known)
 
 
+_FINAL_RE = re.compile(r"^[ \t]*(?:\*\*)?Final Answer(?:\*\*)?[ \t]*[:：]", re.MULTILINE | re.IGNORECASE)
+
+
 def _pairs(text: str, known: Names, fences: list[tuple[int, int, str]]) -> list[Found]:
+    final = _FINAL_RE.search(text)  # a step after the final answer is not taken (LangChain's MRKL)
     found: list[Found] = []
     for m in _PAIR_RE.finditer(text):
         if in_code(m.start(), fences) or not _anchored(m.group("name"), known):
+            continue
+        if final is not None and final.start() < m.start():
             continue
         got = _arguments(text, m.end())
         if got is not None:
@@ -116,10 +150,37 @@ def _glm3(text: str, known: Names) -> list[Found]:
     return found
 
 
+def _bracketed(text: str, known: Names, fences: list[tuple[int, int, str]]) -> list[Found]:
+    return [
+        Found(m.group("name"), LoneInput(m.group("input")), m.start(), m.end(), "labelled", strict=False)
+        for m in _BRACKET_RE.finditer(text)
+        if not in_code(m.start(), fences) and _anchored(m.group("name"), known)
+    ]
+
+
+def _tag_pairs(text: str, known: Names, fences: list[tuple[int, int, str]]) -> list[Found]:
+    found: list[Found] = []
+    for m in _TAG_PAIR_RE.finditer(text):
+        if in_code(m.start(), fences) or not _anchored(m.group("name"), known):
+            continue
+        body, closed = m.group("input").strip(), bool(m.group("close"))
+        if body.startswith("<"):
+            continue  # child elements: an invocation's arguments, xmlish's to read
+        args = body if body.startswith("{") else LoneInput(body)
+        found.append(
+            Found(m.group("name"), args, m.start(), m.end(), "labelled", strict=False, closed=closed)
+        )
+    return found
+
+
 def extract_labelled(text: str, known: Names) -> list[Found]:
     """Labelled calls to requested tools (see the module docstring); never raises."""
     found = _glm3(text, known)
+    fences = code_spans(text)
+    if "<" in text:
+        found += _tag_pairs(text, known, fences)
     if _ANY_LABEL_RE.search(text):
-        fences = code_spans(text)
-        found += _pairs(text, known, fences) + _one_line(text, known, fences)
+        found += (
+            _pairs(text, known, fences) + _one_line(text, known, fences) + _bracketed(text, known, fences)
+        )
     return sorted(found, key=lambda f: f.start)

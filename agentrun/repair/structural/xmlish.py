@@ -70,13 +70,20 @@ def _local(tag: str) -> str:
     return tag.rpartition(":")[2].lower()
 
 
-def _element(text: str, m: re.Match[str]) -> tuple[str, int, bool]:
+def _element(text: str, m: re.Match[str], *, last_close: bool = False) -> tuple[str, int, bool]:
     """(body, end, closed) of the element opened by ``m``; unclosed ones end where the next
-    element of the same tag opens, or at the end of the text."""
+    element of the same tag opens, or at the end of the text. ``last_close`` (an argument's
+    element inside a call's body): its close is the last one before the same tag opens again,
+    so a value that shows the tag's own close (``<content>.. </content> ..</content>``, a file
+    about XML) keeps it."""
     if m.group(3):
         return "", m.end(), True
     close_re, again_re = _ends(m.group(1))
     close = close_re.search(text, m.end())
+    if last_close and close is not None:
+        again = again_re.search(text, close.end())
+        for later in close_re.finditer(text, close.end(), again.start() if again else len(text)):
+            close = later
     while close is not None and (past := past_open_value(text, m.end(), close.start(), again_re)) != -1:
         close = close_re.search(text, past) if past >= 0 else None
     again = again_re.search(text, m.end(), close.start() if close else len(text))
@@ -116,7 +123,7 @@ def _put(args: _Args, key: str, value: Any) -> None:
 def _child(body: str, m: re.Match[str], args: _Args) -> int:
     """Read the child element at ``m`` into ``args``; returns where reading goes on."""
     tag, attrs = m.group(1), _attrs(m.group(2))
-    inner, end, closed = _element(body, m)
+    inner, end, closed = _element(body, m, last_close=True)
     args.closed = args.closed and closed
     local = _local(tag)
     key = attrs.get("name", attrs.get("key"))  # Kimi K3 names an argument by key=
@@ -161,9 +168,12 @@ def _read_into(body: str, args: _Args) -> None:
         elif (m := _OPEN_RE.match(body, lt)) is not None:
             pos = _child(body, m, args)
         else:
-            args.leftover = args.leftover or not body.startswith("</", lt)
             close = body.find(">", lt)
-            pos = close + 1 if close >= 0 else len(body)
+            if close < 0:  # a tag cut before its '>': the text ended inside markup
+                args.closed = False
+                return
+            args.leftover = args.leftover or not body.startswith("</", lt)
+            pos = close + 1
 
 
 def _named_child(body: str) -> tuple[str, str] | None:
@@ -209,7 +219,7 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         name, body = child
     elif local in _CALL_TAGS and closed and (inline := _text_named(body, known)) is not None:
         name, attrs, body = inline[0], inline[1], ""
-    elif closed and names_tool(tag, known):
+    elif names_tool(tag, known):  # closed or not: an open one was cut off (judged below)
         name, anchored_only = tag, True
     else:
         return None
@@ -218,8 +228,12 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         if key not in _SKIP_ATTRS:
             args.values[key] = param_value(value, {})
     _read_into(body, args)
-    if anchored_only and (args.leftover or not args.closed or not closed):
+    if anchored_only and args.leftover:
         return None  # <search> in prose, or markup that is not only arguments
+    if anchored_only and not (closed and args.closed):
+        # a requested tool's element opened and never closed: cut off, and a call quoted inside
+        # its value (<execute_command><command>echo '<read_file>..') is part of that value
+        return Found(name, body, m.start(), end, "xmlish", closed=False)
     raw: str | dict[str, Any] = args.json if args.json is not None else args.values
     if args.leftover and not isinstance(raw, str):
         raw = body  # never drop words the model wrote: the body goes back as it is
