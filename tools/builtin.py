@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import os
 import re
 import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +59,23 @@ class ToolOutput:
 
 
 _Tool = TypeVar("_Tool", bound=Callable[..., Any])
+
+
+def _sibling(name: str) -> Any:
+    """``name``.py from this file's folder, loaded once under a private name (the runtime runs
+    with ``-I``, and the host loads this file by its path: this folder is on no ``sys.path``)."""
+    module_name = f"agentrun_sandbox_{name}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = sys.modules[module_name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
+
+
+spare = _sibling("spare")  # the bash started ahead of run_shell's next call
 
 # --- paths -----------------------------------------------------------------------------
 
@@ -487,24 +506,9 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     cap = os.environ.get("AGENTRUN_SHELL_TIMEOUT_MAX")
     if cap:
         timeout = min(timeout, float(cap))
-    env = dict(os.environ)
-    env.setdefault("PAGER", "cat")
-    env.setdefault("GIT_PAGER", "cat")
-    env[CALL_MARKER] = "1"  # how a dead runtime's orphans are known (``leftovers.py``)
+    env, cwd = _command_env(), workspace()
     shell = _shell(env.get("PATH", ""))
-    try:
-        proc = subprocess.Popen(
-            [shell, "-c", command],
-            bufsize=0,  # read through os.read: no buffered reader (and its isatty ioctl) to make
-            cwd=workspace(),
-            stdin=_devnull(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
-    except OSError as exc:
-        raise ToolFailure("runtime", f"could not start {shell}: {exc}") from None
+    proc = spare.take(shell, env, cwd, command) or _start_shell(shell, command, cwd, env)
     capture, kills_before = _Capture(MAX_OUTPUT_BYTES), oom_kills()
     timed_out = _pump(proc, capture, time.monotonic() + timeout)
     text, truncated = capture.text()
@@ -522,6 +526,51 @@ def run_shell(command: str, timeout: float = 120) -> ToolOutput:
     return ToolOutput(
         text=f"{text}[exit code: {proc.returncode}]", exit_code=proc.returncode, truncated=truncated
     )
+
+
+def _command_env() -> dict[str, str]:
+    """The environment of every command run_shell runs."""
+    env = dict(os.environ)
+    env.setdefault("PAGER", "cat")
+    env.setdefault("GIT_PAGER", "cat")
+    env[CALL_MARKER] = "1"  # how a dead runtime's orphans are known (``leftovers.py``)
+    return env
+
+
+def _start_shell(shell: str, command: str, cwd: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``bash -c COMMAND`` in a session of its own, its stdin /dev/null, stdout and stderr one pipe."""
+    try:
+        return subprocess.Popen(
+            [shell, "-c", command],
+            bufsize=0,  # read through os.read: no buffered reader (and its isatty ioctl) to make
+            cwd=cwd,
+            stdin=_devnull(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    except OSError as exc:
+        raise ToolFailure("runtime", f"could not start {shell}: {exc}") from None
+
+
+def prepare_shell() -> None:
+    """Start the bash the next run_shell call takes when its shell, environment and folder are
+    the same (``spare.py``); the runtime calls it once a reply is sent. Never raises."""
+    if spare.idle_pid() is None:
+        with contextlib.suppress(OSError, ToolFailure):
+            env = _command_env()
+            spare.start(_shell(env.get("PATH", "")), env, workspace())
+
+
+def spare_shell() -> int | None:
+    """The pid of the idle spare bash while it runs (the leftover sweep keeps it), else None."""
+    return spare.idle_pid()
+
+
+def discard_shell() -> None:
+    """End the idle spare bash (before every process of the uid is killed)."""
+    spare.discard()
 
 
 _SHELLS: dict[str, str] = {}

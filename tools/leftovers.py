@@ -72,29 +72,32 @@ def _kill(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-def _has_children() -> bool:
-    """Reap what has exited; whether any child (so any descendant) is left. One syscall when none."""
+def _has_children(keep: int | None = None) -> bool:
+    """Reap what has exited; whether any child (so any descendant) but ``keep`` is left. One
+    syscall when there is none; with ``keep`` alive, one look at the children's list more."""
     while True:
         try:
             pid, _status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return False
         if pid == 0:
-            return True
+            return keep is None or children(os.getpid()) != [keep]
 
 
-def stop_descendants(timeout: float = STOP_TIMEOUT_S) -> list[int]:
-    """SIGKILL and reap everything below this process; the pids still there after ``timeout``.
+def stop_descendants(timeout: float = STOP_TIMEOUT_S, keep: int | None = None) -> list[int]:
+    """SIGKILL and reap everything below this process but the child ``keep`` (the runtime's idle
+    spare bash, ``spare.py``: it has no child of its own); the pids still there after ``timeout``.
 
     The fast path, a call that left nothing: one ``waitpid`` that finds no child at all."""
     me, deadline, pause = os.getpid(), time.monotonic() + timeout, 0.0002
-    while _has_children():
+    while _has_children(keep):
         for pid in descendants(me):
-            _kill(pid, signal.SIGKILL)
-        if not _has_children():
+            if pid != keep:
+                _kill(pid, signal.SIGKILL)
+        if not _has_children(keep):
             return []
         if time.monotonic() > deadline:
-            return descendants(me)
+            return [pid for pid in descendants(me) if pid != keep]
         time.sleep(pause)  # a busy process dies when it is next scheduled
         pause = min(pause * 2, 0.02)
     return []

@@ -29,6 +29,10 @@ SIGKILLed. ``AGENTRUN_STOP_LEFTOVERS`` says the runtime is in a sandbox: set to 
 starting runtime first ends its predecessors (still running or dead) and what their calls
 left; ``1`` (the strict profile, a uid of its own) adds a ``kill(-1)`` of every other process of
 its uid at start and after each command, one atomic pass a fork bomb cannot outrun.
+
+After each reply (and once at start) the runtime starts the bash the next ``run_shell`` call
+runs its command in (``spare.py``), so bash's start overlaps the model's turn. The sweep keeps
+it while it waits; a call that can start processes takes it or ends it before ``kill(-1)``.
 """
 
 from __future__ import annotations
@@ -192,6 +196,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         leftovers.stop_predecessors()
     if scope == "1":
         leftovers.wait_uid_clear()
+    builtin.prepare_shell()  # started once what came before is gone, never swept while idle
     for line in stdin:
         if not line.strip():
             continue
@@ -203,11 +208,20 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             response = handle(request, tools, builtin)
             tool = request.get("tool") if isinstance(request, dict) else None
             if tool is not None:
-                if scope == "1" and isinstance(tool, str) and tool in starts:
-                    leftovers.kill_own_uid()  # one atomic pass a fork bomb cannot outrun
-                leftovers.stop_descendants()
+                _end_what_it_started(builtin, isinstance(tool, str) and tool in starts, scope)
         response["oom_kills"] = builtin.oom_kills()  # the host tells a runtime the OOM killer took
         stdout.write((json.dumps(response) + "\n").encode())
+        builtin.prepare_shell()  # the next run_shell's bash starts while the host reads the reply
+
+
+def _end_what_it_started(builtin: Any, started_processes: bool, scope: str) -> None:
+    """Every process the call started, gone; the idle spare bash (``spare.py``) is kept, but not
+    past a call that could start processes (so ``kill(-1)`` never meets it)."""
+    if started_processes:
+        builtin.discard_shell()
+        if scope == "1":
+            leftovers.kill_own_uid()  # one atomic pass a fork bomb cannot outrun
+    leftovers.stop_descendants(keep=builtin.spare_shell())
 
 
 class _SocketOut:

@@ -72,11 +72,26 @@ def expected(cmd: str) -> bool:
     return cmd.startswith(("/sbin/docker-init", "/dev/init", "sleep infinity")) or "runtime.py" in cmd
 
 
+def idle_spare(cmd: str, parent: str, runtimes: set[str]) -> bool:
+    """The runtime's spare bash for the next call (``tools/spare.py``): a child of the runtime
+    whose -c string is still its placeholder of blanks, so it has run nothing."""
+    words = cmd.split()
+    return parent in runtimes and len(words) == 2 and words[0].endswith("bash") and words[1] == "-c"
+
+
 def leftovers(container: Any) -> list[str]:
-    """The container's processes, seen from the host, that are neither tini, its sleep nor the runtime."""
-    listing = container.top(ps_args="-eo pid,args")
-    column = listing["Titles"].index("COMMAND") if "COMMAND" in listing["Titles"] else -1
-    return [row[column] for row in listing["Processes"] if not expected(row[column])]
+    """The container's processes, seen from the host, that are neither tini, its sleep, the
+    runtime nor the runtime's idle spare bash."""
+    listing = container.top(ps_args="-eo pid,ppid,args")
+    titles = listing["Titles"]
+    pid, ppid, column = titles.index("PID"), titles.index("PPID"), titles.index("COMMAND")
+    rows = listing["Processes"]
+    runtimes = {row[pid] for row in rows if "runtime.py" in row[column]}
+    return [
+        row[column]
+        for row in rows
+        if not expected(row[column]) and not idle_spare(row[column], row[ppid], runtimes)
+    ]
 
 
 def shell(box: Any, command: str, env: str = "") -> Any:
