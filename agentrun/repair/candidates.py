@@ -45,6 +45,13 @@ class OpenEndedInput(LoneInput):
     __slots__ = ()
 
 
+class OpenEndedArgs(dict[str, Any]):
+    """Arguments whose call nothing in the text closes (Continue's last ``END_ARG`` at the reply's
+    end: another ``BEGIN_ARG`` may have been cut off): run only when the server said the reply ended."""
+
+    __slots__ = ()
+
+
 class Repeated(list[RawText]):
     """One parameter written several times in one XML-style call (``<city>a</city><city>b</city>``):
     its values in order, a list to be typed by the schema."""
@@ -132,8 +139,9 @@ _ARG_KEYS = (
     "action_input",
     "params",
     "toolInput",
+    "tool_args",  # CAMEL's MCP agent, beside its server_idx
 )
-_ALLOWED_KEYS = {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "function", "call_id", "index"}
+_ALLOWED_KEYS = {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "function", "call_id", "index", "server_idx"}
 
 
 def _looks_like_schema(args: Any) -> bool:

@@ -273,7 +273,8 @@ def _json_after(text: str, pos: int, start: int, family: str, *, skip_junk: bool
 
 _GRANITE_RE = re.compile(r"<\|tool_call\|>")
 _MISTRAL_RE = re.compile(
-    r"\[TOOL_CALLS\]\s*(?:([\w.\-]+)\s*(?:\[CALL_ID\]\s*\w+\s*)?(?:\[ARGS\])?(?=\s*\{))?"
+    r"\[TOOL_CALLS\]\s*(?:([\w.\-]+)\s*(?:\[CALL_ID\]\s*\w+\s*)?"
+    r"(?:\[ARGS\](?=\s*(?:\{|</s>|<\|im_end\|>|<\|eot_id\|>|<\|end\|>))|(?=\s*\{)))?"
 )
 
 
@@ -283,6 +284,9 @@ def extract_granite(text: str) -> list[Found]:
     for m in _GRANITE_RE.finditer(text):
         found.extend(_json_after(text, m.end(), m.start(), "granite"))
     return found
+
+
+_EOS = ("</s>", "<|im_end|>", "<|eot_id|>", "<|end|>")
 
 
 def extract_mistral(text: str) -> list[Found]:
@@ -295,6 +299,9 @@ def extract_mistral(text: str) -> list[Found]:
         pos = m.end()
         while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
+        if text.startswith(_EOS, pos):  # [ARGS] and the end of the turn: no arguments (Devstral)
+            found.append(Found(m.group(1), "{}", m.start(), pos, "mistral"))
+            continue
         end = balanced_end(text, pos) if pos < len(text) and text[pos] == "{" else None
         stop = end if end is not None else len(text)
         found.append(Found(m.group(1), text[pos:stop], m.start(), stop, "mistral", closed=end is not None))

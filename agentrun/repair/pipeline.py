@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
-from agentrun.repair.candidates import Found, LoneInput, OpenEndedInput, RawText, Repeated
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, OpenEndedInput, RawText, Repeated
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
@@ -232,7 +232,7 @@ def _lone(run: _Run, cand: Found) -> None:
 
 
 def _process(run: _Run, cand: Found) -> None:
-    if isinstance(cand.arguments, OpenEndedInput) and not run.ended:
+    if isinstance(cand.arguments, OpenEndedInput | OpenEndedArgs) and not run.ended:
         why = (
             "was cut off at the output token limit"
             if run.hit_limit

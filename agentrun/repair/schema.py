@@ -209,7 +209,12 @@ def typed_from_text(value: str, prop: Any) -> Any:
     Schema does not have (``other_type``) takes whatever the text decodes to.
     """
     types = _types(prop)
-    if not types:
+    if not types:  # an argument the schema does not declare: JSON as written, else the text
+        if value.strip()[:1] in ("{", "["):
+            try:
+                return json.loads(value)
+            except ValueError:
+                pass
         return value
     if "string" in types:
         return None if "null" in types and value.strip() == "null" else _unescaped(value)

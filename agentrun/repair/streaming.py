@@ -45,7 +45,7 @@ _FENCE_OPEN_RE = re.compile(r"```[ \t]*([\w+-]*)")
 _JSON_FENCE_LANGS = frozenset(
     {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool", "function_call", "javascript", "js"}
 )
-_WORD_MARKERS = ("functools", "Action:", "✿FUNCTION✿", "<<function>>", "function call", ">>>")
+_WORD_MARKERS = ("functools", "Action:", "✿FUNCTION✿", "<<function>>", "TOOL_NAME:", "function call", ">>>")
 _SYMBOL_MARKERS = ("```", ">>>")  # a fence, Functionary v3.2's call prefix
 _WORD_RE = re.compile("|".join(re.escape(w) for w in _WORD_MARKERS))
 _LABELS = (
@@ -167,7 +167,7 @@ def _word_marker(text: str, start: int, limit: int) -> int:
     """A word some formats open with, followed by nothing yet or by an opener."""
     for m in _WORD_RE.finditer(text, start, limit):
         rest = text[m.end() :].lstrip(" \t\n")
-        if not rest or rest[0] in "[{`<" or m.group() == ">>>":  # >>> is always followed by a name
+        if not rest or rest[0] in "[{`<" or m.group() in (">>>", "TOOL_NAME:"):  # a name follows
             return m.start()
     return min(limit, _labelled_line(text, start, limit))
 

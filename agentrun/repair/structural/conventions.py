@@ -59,6 +59,7 @@ def extract_calling_tool(text: str, known: Names) -> list[Found]:
 
 
 _PRINT_RE = re.compile(r"^\s*print\s*\((.*)\)\s*$", re.DOTALL)
+_ASSIGN_RE = re.compile(r"^[A-Za-z_]\w*\s*=\s*(?=[A-Za-z_][\w.]*\s*\()")  # summary = read_file(..)
 _PREFIX_RE = re.compile(r"\b(?:default_api|functions|tools|api)\.(?=[A-Za-z_][\w]*\s*\()")
 
 
@@ -69,12 +70,13 @@ def _statements(body: str) -> list[str]:
         if not line or line.startswith("#"):
             continue
         m = _PRINT_RE.match(line)
-        out.append(_PREFIX_RE.sub("", m.group(1) if m else line))
+        out.append(_PREFIX_RE.sub("", _ASSIGN_RE.sub("", m.group(1) if m else line)))
     return out
 
 
 def extract_tool_code(text: str, known: Names) -> list[Found]:
-    """A ```tool_code fence: each line one Python call; a fence that never closes was cut off."""
+    """A ```tool_code fence: each line one Python call (printed, or assigned to a name: Gemma 3's
+    ``summary = read_file(..)`` then ``print(summary)``); a fence that never closes was cut off."""
     if "tool_code" not in text:
         return []
     found: list[Found] = []

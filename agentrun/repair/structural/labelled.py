@@ -10,6 +10,8 @@
   ``tool_call(k=v)``;
 * LangChain's docstore ReAct, ``Action: Search[query]``, and its XML agent,
   ``<tool>search</tool><tool_input>foo</tool_input>``;
+* Continue's system-message tools: ``TOOL_NAME: NAME`` then ``BEGIN_ARG: k`` / value /
+  ``END_ARG`` blocks, in a ```tool fence or not (an argument whose END_ARG never came was cut off);
 * a label and a pythonic call on one line: ``Call: NAME(k=v)`` (NexusRaven),
   ``<<function>>NAME(k=v)`` (Gorilla OpenFunctions).
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from agentrun.repair.candidates import Found, LoneInput, OpenEndedInput, balanced_end
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, OpenEndedInput, RawText, balanced_end
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.structural.names import Names, code_spans, in_code, offered
 
@@ -67,17 +69,31 @@ _GLM3_RE = re.compile(
     r"^[ \t]*(?P<name>[A-Za-z_][\w.\-]*)[ \t]*\r?\n```[ \t]*python[ \t]*\r?\n[ \t]*(?P<call>tool_call\(.*?\))[ \t]*\r?\n```",
     re.MULTILINE | re.DOTALL,
 )
+_CONTINUE_RE = re.compile(  # Continue's system-message tools: TOOL_NAME, then BEGIN_ARG .. END_ARG blocks
+    r"^[ \t]*TOOL_NAME:[ \t]*(?P<name>[\w.\-]+)[ \t]*$(?P<body>(?:\r?\n(?!```|TOOL_NAME:).*$)*)", re.MULTILINE
+)
+_ARG_BLOCK_RE = re.compile(
+    r"^[ \t]*BEGIN_ARG:[ \t]*(?P<key>[\w.\-]+)[ \t]*\r?\n(?P<value>.*?)(?:\r?\n[ \t]*END_ARG[ \t]*$|(?P<open>\Z))",
+    re.MULTILINE | re.DOTALL,
+)
 _INPUT_FENCE_RE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?")
 LABEL_WORDS = ("Action", "Tool", "Function", "Call", "✿FUNCTION✿", "<<function>>")
 """Words one of these shapes starts with (the streaming gateway holds text back from them)."""
 _ANY_LABEL_RE = re.compile("|".join(re.escape(w) for w in LABEL_WORDS), re.IGNORECASE)
 
 
+def _unquoted(body: str) -> str:
+    """The input without the quotes put around it (CrewAI's tests)."""
+    if len(body) >= 2 and body[0] == body[-1] == '"':
+        return body[1:-1]
+    return body[1:] if body.startswith('"') and body.count('"') == 1 else body
+
+
 def _plain_input(text: str, pos: int) -> tuple[str, int, bool] | None:
     """A plain-text input from ``pos`` to the next step's label or the end of the reply."""
     end = _INPUT_END_RE.search(text, pos)
     stop = end.start() if end else len(text)
-    body = text[pos:stop].strip()
+    body = _unquoted(text[pos:stop].strip())
     return (OpenEndedInput(body), stop, True) if body else None
 
 
@@ -86,6 +102,8 @@ def _arguments(text: str, pos: int) -> tuple[str, int, bool] | None:
     (body, end, closed)."""
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
+    if text.startswith("**", pos) and text[pos + 2 : pos + 64].lstrip().startswith("{"):
+        pos += 2  # a stray bold mark before the arguments (``Action Input: ** {..}``)
     fence = _INPUT_FENCE_RE.match(text, pos)
     at = fence.end() if fence else pos
     while at < len(text) and text[at] in " \t\r\n":
@@ -173,12 +191,44 @@ def _tag_pairs(text: str, known: Names, fences: list[tuple[int, int, str]]) -> l
     return found
 
 
+def _continue_closed(after: str) -> bool:
+    """What follows the last ``END_ARG`` closes the call: the fence, or a whole line of other text
+    (nothing, or the start of another ``BEGIN_ARG``, may be a reply cut there)."""
+    rest = after.lstrip()
+    if rest.startswith("```"):
+        return True
+    first = rest.split("\n", 1)[0]
+    return "\n" in rest and not first.startswith("BEGIN_ARG")
+
+
+def _continue_calls(text: str, known: Names, fences: list[tuple[int, int, str]]) -> list[Found]:
+    found: list[Found] = []
+    for m in _CONTINUE_RE.finditer(text):
+        if in_code(m.start(), fences) or not _anchored(m.group("name"), known):
+            continue
+        args: dict[str, RawText] = {}
+        closed, last = True, 0
+        for block in _ARG_BLOCK_RE.finditer(m.group("body")):
+            args[block.group("key")] = RawText(block.group("value"))
+            closed, last = closed and block.group("open") is None, block.end()
+        if not args:
+            continue
+        after = m.group("body")[last:] + text[m.end() :]
+        whole = args if _continue_closed(after) else OpenEndedArgs(args)
+        found.append(
+            Found(m.group("name"), whole, m.start(), m.end(), "labelled", strict=False, closed=closed)
+        )
+    return found
+
+
 def extract_labelled(text: str, known: Names) -> list[Found]:
     """Labelled calls to requested tools (see the module docstring); never raises."""
     found = _glm3(text, known)
     fences = code_spans(text)
     if "<" in text:
         found += _tag_pairs(text, known, fences)
+    if "TOOL_NAME:" in text:
+        found += _continue_calls(text, known, fences)
     if _ANY_LABEL_RE.search(text):
         found += (
             _pairs(text, known, fences) + _one_line(text, known, fences) + _bracketed(text, known, fences)

@@ -80,7 +80,21 @@ SEA_LION_TOOLS = (
     tool("search_web", query=STRING),
 )
 
+# google-gemini/gemma-cookbook Gemma/[Gemma_3]Function_Calling_with_HF_document_summarizer.ipynb,
+# cell bGF5oJyntu7C's recorded output (commit 2ab0f809492b42a7a310abbe27f699f9783c7fba, 2025-04-07):
+# the call's result assigned to a name, then printed; the prompt declares read_file(filename).
+GEMMA_SUMMARIZER = (
+    '\nOkay, I can help with that. I will read the file "notes.txt" and provide a summary of its contents.'
+    "\n\n```tool_code\nsummary = read_file(filename='notes.txt')\nprint(summary)\n```\n"
+)
+
 TOOL_CODE_CASES = [
+    pytest.param(
+        GEMMA_SUMMARIZER,
+        (tool("read_file", filename=STRING),),
+        [("read_file", {"filename": "notes.txt"})],
+        id="gemma-cookbook-summarizer-assignment",
+    ),
     pytest.param(
         GEMMA_HF_SEARCH,
         (tool("search", query=STRING),),
