@@ -128,6 +128,7 @@ _NAME_KEYS = (
     "recipient_name",
     "toolName",
     "functionName",
+    "api_name",  # ModelScope-Agent's <|startofthink|>{"api_name": .., "parameters": ..}
 )
 _ARG_KEYS = (
     "arguments",

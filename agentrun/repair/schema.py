@@ -128,6 +128,8 @@ def coerce_scalar_text(value: Any, types: list[str]) -> Any:
 def coerce_to_list(value: Any, types: list[str]) -> Any:
     """A lone value where the schema wants a list: ``"a.py"`` -> ``["a.py"]``."""
     if "array" in types and not isinstance(value, list) and value is not None:
+        if "string" in types and isinstance(value, str):
+            return value  # the schema allows the text as it is (anyOf array or string)
         return [value]
     return value
 
@@ -200,6 +202,22 @@ def _comma_list(text: str, prop: Any) -> list[Any] | None:
     return [typed_from_text(part.strip(), items) for part in text.split(",")]
 
 
+def _json_container(value: str) -> Any:
+    """A JSON object or list where the text is one (xLLM's and OpenVINO's tests); scalars stay text
+    (LMDeploy's "keeps string without schema": ``77004``, ``true``)."""
+    if value.strip()[:1] in ("{", "["):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(decoded, dict | list):
+            return decoded
+    return value
+
+
+_NULLS = frozenset({"null", "None"})  # JSON's and Python's (GLM, MiniMax and Step-3 write either)
+
+
 def typed_from_text(value: str, prop: Any) -> Any:
     """A parameter value from an XML-style call (Qwen3-Coder, GLM, MiniMax, DSML), typed by schema.
 
@@ -209,14 +227,23 @@ def typed_from_text(value: str, prop: Any) -> Any:
     Schema does not have (``other_type``) takes whatever the text decodes to.
     """
     types = _types(prop)
-    if not types:  # an argument the schema does not declare: JSON as written, else the text
-        if value.strip()[:1] in ("{", "["):
-            try:
-                return json.loads(value)
+    if not types:
+        if not isinstance(prop, dict):  # an argument the schema does not declare: the text as
+            return _json_container(value)  # written, or the JSON object or list it spells
+        if value.strip() in _NULLS:  # declared with any type ({}): the JSON value the text is
+            return None
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if "string" in types:
+        if value.strip()[:1] in ("[", "{") and ("array" in types or "object" in types):
+            try:  # anyOf array/object or string: the JSON when it is JSON
+                decoded = json.loads(value)
+                if isinstance(decoded, list | dict):
+                    return decoded
             except ValueError:
                 pass
-        return value
-    if "string" in types:
         return None if "null" in types and value.strip() == "null" else _unescaped(value)
     try:
         return json.loads(value)

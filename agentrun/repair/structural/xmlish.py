@@ -22,7 +22,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from agentrun.repair.candidates import Found, RawText, Repeated
+from agentrun.repair.candidates import Found, OpenEndedArgs, RawText, Repeated
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
 from agentrun.repair.structural.values import kv_value, param_value, past_open_value
@@ -35,8 +35,16 @@ _OPEN_RE = re.compile(rf"<([A-Za-z_][\w:.\-]*)({_ATTRS})\s*(/?)>")
 _EQ_RE = re.compile(r"<(parameter|param|arg|argument)=([^>\n]+)>")
 # GLM's pairs, and the same pairs under a family prefix (LongCat's <longcat_arg_key>)
 _KV_RE = re.compile(
-    r"<((?:[a-z]+_)?arg_key|key)>(.*?)</\1>\s*<((?:[a-z]+_)?arg_value|value)>(.*?)(</\3>|\Z)", re.DOTALL
-)
+    r"<((?:[a-z]+_)?arg_key|key)>(.*?)</\1>\s*<((?:[a-z]+_)?arg_value|value)>(.*?)(</\3>|(?=<(?:[a-z]+_)?arg_key>)|\Z)",
+    re.DOTALL,
+)  # a value whose close was dropped ends where the next key opens (Ollama's GLM-4.6 tests)
+
+
+def _kv_closed(kv: re.Match[str]) -> bool:
+    """The pair's value closed: by its tag, or by the next pair's key (not by the text's end)."""
+    return bool(kv.group(5)) or kv.end() < len(kv.string)
+
+
 _KV_OPEN_RE = re.compile(r"<(?:[a-z]+_)?arg_key>")
 
 _CALL_TAGS = frozenset(
@@ -161,7 +169,7 @@ def _read_into(body: str, args: _Args) -> None:
             return
         if (kv := _KV_RE.match(body, lt)) is not None:
             args.values[kv.group(2).strip()] = kv_value(kv.group(4))
-            args.closed = args.closed and bool(kv.group(5))
+            args.closed = args.closed and _kv_closed(kv)
             pos = kv.end()
         elif (eq := _EQ_RE.match(body, lt)) is not None:
             pos = _eq_param(body, eq, args)
@@ -256,19 +264,16 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
             start -= len(text[max(0, start - 200) : start]) - opening.start()
             end += closing.end() if closing else 0
         # key/value pairs have no end of their own: inside a wrapper the wrapper must close, and
-        # without one something must follow them (at the end of the text another pair may be due)
-        cut = closing is None and (opening is not None or not text[end:].strip())
-        out.extend(
-            Found(
-                f.name,
-                f.arguments,
-                start,
-                end,
-                f.family,
-                closed=f.closed and not (cut and f.family == "xmlish_kv"),
+        # without one something must follow them (at the end of the text another pair may be due,
+        # so there they run only when the server said the reply ended: OpenEndedArgs)
+        cut = closing is None and opening is not None
+        at_end = closing is None and opening is None and not text[end:].strip()
+        for f in found[i : j + 1]:
+            kv = f.family == "xmlish_kv"
+            args = (
+                OpenEndedArgs(f.arguments) if kv and at_end and isinstance(f.arguments, dict) else f.arguments
             )
-            for f in found[i : j + 1]
-        )
+            out.append(Found(f.name, args, start, end, f.family, closed=f.closed and not (cut and kv)))
         i = j + 1
     return out
 
@@ -292,7 +297,7 @@ def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
         args, end, closed = {}, at, True
         while (kv := _KV_RE.match(text, end)) is not None:
             args[kv.group(2).strip()] = kv_value(kv.group(4))
-            closed, end = bool(kv.group(5)), kv.end()
+            closed, end = _kv_closed(kv), kv.end()
             while end < len(text) and text[end] in " \t\r\n":
                 end += 1
         if not args:

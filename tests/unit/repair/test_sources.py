@@ -147,6 +147,21 @@ def test_set_9_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, 
     assert sum(t.recovered for t in held) >= 120
 
 
+def test_set_10_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 10 (SGLang's model gateway's parser tests, from lightseekorg/smg; exo; ModelScope-Agent;
+    lagent), measured once with the readers as of 7ea170e: 211/243 (86.8%), 0 false calls, 16
+    wrong-argument calls, 0 cut-off copies run. Read after set 11 was named and fixed as shapes
+    (test_set10_shapes.py): an unwrapped key/value body runs when the server said the reply ended, a
+    value whose close was dropped ends at the next key, null for a parameter of any type: 228/243. What
+    it still gets otherwise: engines disagree on entities and on trimming a value (SGLang keeps
+    ``&amp;`` and trims; others unescape and keep spaces)."""
+    held = [tallies[s] for s in HELD_OUT_SETS["set 10"]]
+    positives = sum(t.positives for t in held)
+    assert positives >= 243 and sum(t.negatives for t in held) >= 70
+    assert not any(t.false_calls or t.cut_ran for t in held)
+    assert sum(t.recovered for t in held) >= 228
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
