@@ -59,8 +59,61 @@ NOTES = (
     "the tree before issue 21, b5dd5c2, on the same 355-message corpus, `bench/repair_throughput.py --rounds 10`): "
     "median 0.179-0.237 ms per message against 0.122-0.197 ms (per pair 0.97-1.72x, the median pair 1.2x; the "
     "1.72x pair ran as the load rose to 6); a 45 KB reply with no call in it 1.05-1.14 ms against 4.20-4.71 ms: the "
-    "readers test their marker with `in` before their regex runs."
+    "readers test their marker with `in` before their regex runs. "
+    "2026-12-07: set 6's two misses were read after set 7 was named (ReAct's Action: / Action Input:, read as a "
+    "shape: structural/labelled.py), and each later set was named before the previous one's misses were read, "
+    "gathered by a helper that did not open the readers (nor any measurement), and measured once by the "
+    "coordinator with the readers frozen at the commit the table below names; its misses were then read and "
+    "fixed as shapes (tests/unit/repair/test_set7_shapes.py .. test_set10_shapes.py). The blind figures, in the "
+    "order they were measured, are in the table of sets below: engines' and servers' parser tests (sets 1-7, "
+    "10) land at 75-95% blind, agents' own text conventions (sets 8, 9: ReAct variants, one-text inputs, "
+    "editor tool formats) lower; 0 cut-off copies ran in any set but set 8 (one, fixed since), 2 false calls in "
+    "set 9 were gathering errors (a parser that reads calls only at the start of the output). The issue's "
+    "goal of 98% held out was not met on any set."
 )
+
+BLIND_SETS = (
+    ("set 1", "dynamo, lmdeploy, mistral.rs", "before the structural readers", "74/85", "87.1%", "0"),
+    ("set 2", "vllm-mlx, mlx-lm", "2026-12-03", "117/123", "95.1%", "0"),
+    ("set 3", "tensorrt-llm", "2026-12-03", "89/96", "92.7%", "0"),
+    ("set 4", "xllm, localai", "2026-12-03 17:49", "104/140", "74.3%", "0"),
+    ("set 5", "ollama-parsers", "2026-12-03 23:09", "170/218", "78.0%", "3"),
+    ("set 6", "llamafactory, transformers, qwen-agent", "2026-12-03 23:18", "20/22", "90.9%", "0"),
+    (
+        "set 7",
+        "litellm, tgi, ms-swift, llama-stack, xinference",
+        "2026-12-07 06:17, 2a91d01",
+        "75/85",
+        "88.2%",
+        "0",
+    ),
+    (
+        "set 8",
+        "langchain, llama-index, smolagents, harmony, roo-code, goose",
+        "2026-12-07 06:31, a9ced6c",
+        "49/77",
+        "63.6%",
+        "0",
+    ),
+    (
+        "set 9",
+        "openhands, swe-agent, crewai, continue, ovms, camel, haystack",
+        "2026-12-07 06:38, 36e3e01",
+        "104/136",
+        "76.5%",
+        "2",
+    ),
+    ("set 10", "sgl-router, exo, ms-agent, lagent", "2026-12-07 06:47, 7ea170e", "211/243", "86.8%", "0"),
+    (
+        "set 11 (not read)",
+        "vllm-ascend, autogen, dspy, griptape",
+        "2026-12-07 06:52, 28be330",
+        "13/23",
+        "56.5%",
+        "0",
+    ),
+)
+"""Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 
 
 def _row(name: str, t: Tally, held: bool) -> str:
@@ -114,6 +167,13 @@ def render(tallies: dict[str, Tally], seconds: float) -> str:
         "whose tests were not read while the readers were written or tuned; measured, never tuned on.",
         "",
         NOTES,
+        "",
+        "| held-out set | sources | measured (readers) | recovered blind | rate | false calls |",
+        "|---|---|---|---:|---:|---:|",
+        *(
+            f"| {n} | {src} | {when} | {got} | {rate} | {false} |"
+            for n, src, when, got, rate, false in BLIND_SETS
+        ),
         "",
         "| source | role | recovered | rate | negatives | false calls | wrong arguments | repaired malformed | "
         "cut-off ran | missed |",

@@ -553,9 +553,7 @@ def warnings_about(caplog: pytest.LogCaptureFixture, port: int) -> list[logging.
     """This run's warnings: those naming its own collector's port. An export an earlier test's
     bounded shutdown stopped waiting for is still running on its thread and may give up (and
     warn, naming its own port) while a later test runs: CI once counted such a stray here."""
-    return [
-        r for r in caplog.records if r.levelno >= logging.WARNING and f":{port}" in r.getMessage()
-    ]
+    return [r for r in caplog.records if r.levelno >= logging.WARNING and f":{port}" in r.getMessage()]
 
 
 def run_against(tmp_path: Path, endpoint: str, protocol: str, **timeouts: float) -> Path:

@@ -162,6 +162,21 @@ def test_set_10_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert sum(t.recovered for t in held) >= 228
 
 
+def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 11 (vllm-ascend's parser patches' tests, AutoGen 0.2's manual tool calling, DSPy's chat
+    adapter, griptape's Actions), named before set 10's misses were read, gathered by a helper who did
+    not read the readers, measured once by the coordinator with the readers as of 28be330 (2026-12-07
+    06:52 UTC): 13/23 (56.5%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; vllm-ascend
+    10/11, autogen 2/2, dspy 1/2, griptape 0/8 (its calls are named <tool>_<activity>, the gatherer's
+    reading of griptape's own naming). It is still held out (nobody has read its misses), so this is a
+    floor under what was measured, not a goal met: the issue's goal is 98%."""
+    held = [tallies[s] for s in HELD_OUT_SETS["set 11"]]
+    positives = sum(t.positives for t in held)
+    assert positives >= 23 and sum(t.negatives for t in held) >= 10
+    assert not any(t.false_calls or t.cut_ran or t.wrong_args for t in held)
+    assert sum(t.recovered for t in held) >= 13
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
