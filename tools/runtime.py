@@ -30,9 +30,10 @@ starting runtime first ends its predecessors (still running or dead) and what th
 left; ``1`` (the strict profile, a uid of its own) adds a ``kill(-1)`` of every other process of
 its uid at start and after each command, one atomic pass a fork bomb cannot outrun.
 
-After each reply (and once at start) the runtime starts the bash the next ``run_shell`` call
-runs its command in (``spare.py``), so bash's start overlaps the model's turn. The sweep keeps
-it while it waits; a call that can start processes takes it or ends it before ``kill(-1)``.
+At start, and after a reply no request follows within ``SPARE_AFTER_S``, the runtime starts
+the bash the next ``run_shell`` call runs its command in (``spare.py``), so bash's start
+overlaps the model's turn. The sweep keeps it while it waits; a call that can start processes
+takes it or ends it before ``kill(-1)``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import inspect
 import json
 import math
 import os
+import select
 import socket
 import sys
 import time
@@ -211,7 +213,26 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
                 _end_what_it_started(builtin, isinstance(tool, str) and tool in starts, scope)
         response["oom_kills"] = builtin.oom_kills()  # the host tells a runtime the OOM killer took
         stdout.write((json.dumps(response) + "\n").encode())
-        builtin.prepare_shell()  # the next run_shell's bash starts while the host reads the reply
+        if _no_request_within(stdin, SPARE_AFTER_S):
+            builtin.prepare_shell()  # the next run_shell's bash starts while the model thinks
+
+
+# A request this soon after a reply (the host's next call of the same turn) is answered before
+# a spare bash is started: starting one keeps the runtime off the CPU until that bash has done
+# its start (~1 ms here: setsid makes it a session, so an autogroup, of its own, which the
+# scheduler runs before the woken runtime), which the request would wait for.
+SPARE_AFTER_S = 0.001
+
+
+def _no_request_within(stdin: BinaryIO, seconds: float) -> bool:
+    """Whether nothing more arrives on ``stdin`` within ``seconds``."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return not poller.poll(seconds * 1000)
 
 
 def _end_what_it_started(builtin: Any, started_processes: bool, scope: str) -> None:
