@@ -73,7 +73,8 @@ READ = ("channel `call()`", "read_file hello.txt")
 SHELL = ("channel `call()`", "run_shell `echo hi`")
 # The same call 5 ms after the last reply, as an agent's call comes after a model turn (seconds
 # with a real model, a few ms with the replay model): time for the spare bash the runtime starts
-# after each reply (tools/spare.py) to be ready. Back to back, the next call waits for its start.
+# when no request follows a reply within 1 ms (tools/spare.py) to be ready. Back to back, each
+# call starts its own bash.
 PAUSE_S = 0.005
 SHELL_PAUSED = ("channel `call()`", "run_shell `echo hi`, 5 ms after the last reply")
 PING = ("channel protocol ping", "(no tool)")
@@ -251,11 +252,11 @@ def render(rows: list[tuple[str, str, list[float]]]) -> str:
         "",
         f"**Ratio (median):** reading a file over the channel is **{read_ratio:.0f}x** faster than an SDK "
         f"`exec_run` of `cat` and **{cli_ratio:.0f}x** faster than `docker exec`; a shell command is "
-        f"**{shell_ratio:.0f}x** faster than an SDK exec of the same `bash -c`. A `run_shell` call runs "
-        "in a bash the runtime started after the last reply (`tools/spare.py`): back to back, the "
-        'call waits for that bash\'s start, so its floor is the "in the sandbox, no channel" row (a '
-        "small process spawning and waiting for the same `bash -c`); 5 ms after the last reply the "
-        "bash is ready and the call pays for the command alone.",
+        f"**{shell_ratio:.0f}x** faster than an SDK exec of the same `bash -c`. Back to back (the "
+        'next call within 1 ms of a reply) `run_shell` starts its bash: its floor is the "in the '
+        'sandbox, no channel" row (a small process spawning and waiting for the same `bash -c`). '
+        "5 ms after the last reply, as after a model turn, it runs in the bash the runtime started "
+        "meanwhile (`tools/spare.py`) and pays for the command alone.",
         "",
         "The channel is one `python3 -I runtime.py` exec; its requests and replies go over a Unix socket in a read-only bind mount (past dockerd), else over the exec's stdin attached over the docker API "
         "socket (`exec_create(stdin=True)` + `exec_start(socket=True)`, frames demultiplexed in "
