@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from agentrun_testsupport import first_line
 
 from agentrun.paths import data_dir
 from agentrun.toolset import load_builtin_module
@@ -169,7 +170,7 @@ def _ask(proc: subprocess.Popen[bytes], request: dict[str, object]) -> dict[str,
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write((json.dumps(request) + "\n").encode())
     proc.stdin.flush()
-    return dict(json.loads(proc.stdout.readline()))
+    return dict(json.loads(first_line(proc, timeout=30)))  # type: ignore[arg-type]
 
 
 def _children(pid: int) -> list[int]:
