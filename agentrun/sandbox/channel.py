@@ -103,7 +103,7 @@ class Channel:
             if listener is not None:
                 assert socket_dir is not None
                 try:
-                    self._wire = self._accept(listener, lambda: api.exec_inspect(exec_id).get("Pid"))
+                    self._wire = self._accept(listener, lambda: api.exec_inspect(exec_id))
                 finally:
                     listener.close()
                     with contextlib.suppress(OSError):
@@ -113,19 +113,24 @@ class Channel:
             self.close()
             raise
 
-    def _accept(self, listener: socket.socket, exec_pid: Any) -> socket.socket:
+    def _accept(self, listener: socket.socket, inspect: Any) -> socket.socket:
         """The runtime's connection: the first whose peer is the exec's process. The attached
-        exec is watched meanwhile, so a runtime that cannot start fails here with its stderr."""
+        exec is watched meanwhile, so a runtime that cannot start fails here with its stderr;
+        an attached stream that ends while the exec still runs (dockerd under load has been
+        seen to end it early: CI, 2026-12-07) stops being watched, and the wait goes on."""
         deadline = time.monotonic() + OPEN_TIMEOUT_S
+        watched = [listener, self._sock]
         while (remaining := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([listener, self._sock], [], [], remaining)
+            ready, _, _ = select.select(watched, [], [], min(remaining, 0.5))
             if self._sock in ready and not self._drain_attach(final=False):
+                watched = [listener]
+            if len(watched) == 1 and not ready and not inspect().get("Running"):
                 self._exited()
             if listener not in ready:
                 continue
             conn, _ = listener.accept()
             peer = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
-            if peer == exec_pid():
+            if peer == inspect().get("Pid"):
                 conn.setblocking(True)
                 return conn
             conn.close()  # not the runtime: something else in the container

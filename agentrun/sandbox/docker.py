@@ -11,10 +11,8 @@
 
     call() ──JSON line──► one long-lived `docker exec -i python3 runtime.py` ──► tools/builtin.py
 
-A tool call is one line each way over the exec's attached socket (well under a millisecond),
-not a `docker exec` per call (~50-70 ms); the channel itself is in ``channel.py``. The
-workspace is a host folder, so nothing is lost if the container dies; its git history lives
-beside it, out of the agent's reach, and git never runs on it (``workspace.py``).
+A tool call is one line each way over the channel (``channel.py``), not a `docker exec` each; the
+workspace is a host folder, its git history beside it out of the agent's reach (``workspace.py``).
 
 The container's main process (tini, then ``sleep infinity``) runs as ``container.KEEPER_USER``,
 the tools as the agent's uid: so the runtime can ``kill(-1)`` every process of the agent after
@@ -128,8 +126,7 @@ class DockerSandbox:
         logs, tests, git) unless ``keep_files``. ``root`` puts that host folder where the caller
         wants it (e.g. inside a results folder) and keeps it. ``env`` adds environment variables;
         ``AGENTRUN_SHELL_TIMEOUT_MAX`` there also caps ``run_shell``'s timeout on the host.
-        On a ``--docker-host`` engine nothing is bind-mounted: the workspace is only in the
-        container, and ``workspace`` gets the last commit's files at ``close`` (``remote.py``)."""
+        On a ``--docker-host`` engine nothing is bind-mounted (``remote.py``)."""
         client = client or connect()
         ct.require_image(client, image)
         keep_files = keep_files or root is not None
@@ -166,8 +163,11 @@ class DockerSandbox:
 
     # --- the channel ---------------------------------------------------------------------
 
-    def _open_channel(self) -> Channel:
-        return Channel(self.client.api, self.container.id, RUNTIME_CMD, **self._channel_options)
+    def _open_channel(self) -> Channel:  # a runtime that never answered: the sandbox's error
+        try:
+            return Channel(self.client.api, self.container.id, RUNTIME_CMD, **self._channel_options)
+        except (ChannelClosed, ChannelTimeout) as exc:
+            raise SandboxError(f"the tool runtime did not start: {exc or type(exc).__name__}") from None
 
     def call(self, call: ParsedCall) -> ToolResult:
         """Run one tool call over the open channel; never sent twice.
@@ -251,7 +251,7 @@ class DockerSandbox:
             try:
                 self._channel = self._open_channel()
                 return self._channel
-            except (ChannelClosed, APIError) as exc:
+            except (SandboxError, APIError) as exc:
                 problem = exc
                 time.sleep(0.2 * (attempt + 1))
         raise SandboxError(f"the tool runtime in {self.container.name} does not start: {problem}")

@@ -227,3 +227,21 @@ def test_prune_removes_leftovers(image: str, docker_client: Any) -> None:
 def test_missing_image_names_the_build_command() -> None:
     with pytest.raises(DockerUnavailable, match="agentrun sandbox build"):
         DockerSandbox.start("agentrun-no-such-image:nope", run_id="x")
+
+
+def test_a_runtime_that_cannot_start_is_one_sandbox_error_with_its_stderr(
+    image: str, docker_client: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The tool runtime exits before it connects: the start fails as the sandbox's error (a run's
+    error line, a job's infra retry), naming what the runtime said, and leaves no container. A
+    live load once died with a ChannelClosed traceback here (CI, 2026-12-07)."""
+    import agentrun.sandbox.docker as docker_backend
+
+    said = "import sys; sys.stderr.write('runtime: cannot start here\\n'); sys.exit(3)"
+    monkeypatch.setattr(docker_backend, "RUNTIME_CMD", ["python3", "-c", said])
+    with pytest.raises(SandboxError, match=r"the tool runtime did not start: .*cannot start here"):
+        DockerSandbox.start(image, run_id="test-runtime-cannot-start", root=tmp_path / "run")
+    left = docker_client.containers.list(
+        all=True, filters={"label": "agentrun.run_id=test-runtime-cannot-start"}
+    )
+    assert left == []
