@@ -97,7 +97,9 @@ def test_a_job_on_a_ray_cluster_and_two_engines_survives_a_lost_worker(
     assert any(t["task"] in HARBOR and t["docker_host"] == engine2 for t in trials), trials
     assert len({t["node"] for t in trials}) == 2  # both workers ran trials
     lost = [t for t in trials if t["engines_lost"]]
-    assert {x for t in lost for x in t["engines_lost"]} == {f"ray-node:{removed[0]}"}, trials
+    # a trial in flight on the removed worker is marked with it; the worker may also have been idle
+    # when it went (its trial done, the next not yet placed: CI, 2026-12-07), and then none is lost
+    assert {x for t in lost for x in t["engines_lost"]} <= {f"ray-node:{removed[0]}"}, trials
     ids = {t["id"] for t in trials}
     assert not [c.name for c in left if c.labels.get("agentrun.run_id") in ids and c.status == "running"]
 
