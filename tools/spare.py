@@ -21,8 +21,12 @@ signal's exit code -N, no "Killed" line, its parent the runtime), ``exit N``, he
 ``PIPESTATUS`` what reading the start-up file left; bash's own ``/proc/<pid>/environ`` names
 ``BASH_ENV`` (what it passes on does not) and its ``/proc/<pid>/cmdline`` ends in NULs.
 The memory is written when a call takes the spare, not when it starts (reading a process's
-memory waits while its ``execve`` and loader hold it, ~1 ms of the runtime's); a kernel whose
-policy refuses the write leaves the runtime without spares from then on.
+memory waits while its ``execve`` and loader hold it, ~1 ms of the runtime's), and only once the
+kernel has laid out the spare's argv and environment (``/proc/<pid>/stat``'s arg and env bounds
+at their full lengths): ``Popen`` returns as soon as the exec has its new memory, before the
+kernel walks the strings to build ``envp``, and a shorter -c string written then leaves the
+environment in its NULs (bash ran with none: seen under load in CI). A kernel whose policy
+refuses the write leaves the runtime without spares from then on.
 
 A runtime that dies closes the pipe: an idle spare reads no ``END`` and exits 125, running
 nothing; it also carries ``CALL_MARKER`` like every command, so a successor runtime's
@@ -47,6 +51,7 @@ PLACE = 16384  # bytes of the -c placeholder: a longer command starts its own ba
 END = b"\x1f"  # after the command on the pipe: a write cut short by the runtime's death lacks it
 MAX_WIDE_CHARS = 2048  # and ~0.3 us a character of UTF-8
 SEND_TIMEOUT_S = 2.0  # a spare that does not take its command in time is ended, bash started
+LAYOUT_TIMEOUT_S = 0.5  # nor one whose exec has not laid out its strings by then (or hides them)
 RC_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spare.bash")
 # What bash takes from the environment at start that the start-up file would change: traced or
 # verbose options, posix mode (no BASH_ENV read), read's default timeout, functions that could
@@ -63,6 +68,7 @@ class Spare:
     feed: int
     shell: str
     env: dict[str, str]
+    laid_out: tuple[int, int]  # bytes of its argv strings, and of its argv and environment strings
 
     def end(self) -> None:
         """SIGKILL it (its session too) and reap it; never raises."""
@@ -107,22 +113,49 @@ def start(shell: str, env: dict[str, str], cwd: str) -> None:
         return
     finally:
         os.close(read_end)
-    _IDLE.append(Spare(proc, feed, shell, env))
+    _IDLE.append(Spare(proc, feed, shell, env, _sizes(shell, {**env, "BASH_ENV": RC_FILE})))
 
 
-def _write_command(pid: int, shell: str, data: bytes) -> bool:
-    """``data`` and NULs over ``pid``'s -c placeholder (``/proc/<pid>/mem``), once the argv is
-    seen to be as started. Done when a call takes the spare, not when it starts: reading a
-    process's memory waits while its ``execve`` and loader still hold it (~1 ms, the runtime's)."""
-    place = len(os.fsencode(shell)) + 1 + len(b"-c") + 1  # from arg_start: "SHELL\0-c\0"
+def _sizes(shell: str, env: dict[str, str]) -> tuple[int, int]:
+    """The bytes the kernel lays out for ``[shell, -c, PLACEHOLDER]`` and ``env``, as ``Popen``
+    encodes them: argv's, then argv's and the environment's together."""
+    argv = len(os.fsencode(shell)) + 1 + len(b"-c") + 1 + PLACE + 1
+    return argv, argv + sum(len(os.fsencode(k)) + len(os.fsencode(v)) + 2 for k, v in env.items())
+
+
+def _laid_out(pid: int, sizes: tuple[int, int], deadline: float) -> int | None:
+    """``pid``'s arg_start once its exec has laid out its strings (the kernel sets arg_end and
+    env_end after building the pointers to them), None if not by ``deadline`` or gone."""
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()  # fields 48-51 at 45-48
+            start, arg_end, env_end = int(fields[45]), int(fields[46]), int(fields[48])
+        except (OSError, ValueError, IndexError):
+            return None
+        if start and (arg_end - start, env_end - start) == sizes:
+            return start
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.0001)
+
+
+def _write_command(spare: Spare, data: bytes) -> bool:
+    """``data`` and NULs over the spare's -c placeholder (``/proc/<pid>/mem``), once its exec
+    has laid out argv and the environment and the argv is seen to be as started. Done when a
+    call takes the spare, not when it starts: reading a process's memory waits while its
+    ``execve`` and loader still hold it (~1 ms, the runtime's)."""
+    pid = spare.proc.pid
+    start = _laid_out(pid, spare.laid_out, time.monotonic() + LAYOUT_TIMEOUT_S)
+    if start is None:
+        return False
+    place = start + len(os.fsencode(spare.shell)) + 1 + len(b"-c") + 1  # after "SHELL\0-c\0"
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            place += int(fh.read().rsplit(b")", 1)[1].split()[45])  # field 48, arg_start
         memory = os.open(f"/proc/{pid}/mem", os.O_RDWR | os.O_CLOEXEC)
     except PermissionError:
         _REFUSED.append(True)  # this kernel's policy: no spare from now on
         return False
-    except (OSError, ValueError, IndexError):
+    except OSError:
         return False
     try:
         if os.pread(memory, 3 + PLACE + 1, place - 3) != b"-c\0" + b" " * PLACE + b"\0":
@@ -167,7 +200,7 @@ def take(shell: str, env: dict[str, str], cwd: str, command: str) -> subprocess.
     if not (usable and spare.shell == shell and spare.env == env and _alive_in(spare.proc, cwd)):
         spare.end()
         return None
-    if not (_write_command(spare.proc.pid, shell, data) and _send(spare.feed, data + END, _deadline())):
+    if not (_write_command(spare, data) and _send(spare.feed, data + END, _deadline())):
         spare.end()
         return None
     return spare.proc

@@ -99,6 +99,31 @@ def test_the_variables_are_bash_cs(tools: ModuleType, ws: Path) -> None:
     assert listing[0] == listing[1]
 
 
+def test_a_call_right_after_the_spare_starts_has_the_environment(tools: ModuleType, ws: Path) -> None:
+    """Taken the moment it starts (its exec may not have laid out its strings yet), the spare
+    still runs with the whole environment: in CI under load, 1 call in ~500 here ran with none
+    when the command was written before the kernel built envp (fixed: written after)."""
+    os.environ["PARENT"] = str(os.getpid())
+    seen = set()
+    for _ in range(1000):
+        tools.prepare_shell()
+        seen.add(tools.run_shell('echo "${AGENTRUN_TOOL_CALL-unset}|${PARENT-unset}|$SHLVL"').text)
+    fresh = subprocess.run(["bash", "-c", "echo $SHLVL"], capture_output=True, text=True, timeout=30).stdout
+    assert seen == {f"1|{os.getpid()}|{fresh.strip()}\n[exit code: 0]"}
+
+
+def test_the_command_is_written_only_over_strings_laid_out_as_started(tools: ModuleType, ws: Path) -> None:
+    """The write waits for the kernel's bounds of argv and the environment to be the ones the
+    spare started with; bounds that never match (a spare started otherwise) get no write."""
+    tools.prepare_shell()
+    idle = tools.spare._IDLE[0]
+    argv, strings = idle.laid_out
+    start = tools.spare._laid_out(idle.proc.pid, idle.laid_out, time.monotonic() + 5)
+    fields = Path(f"/proc/{idle.proc.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    assert start == int(fields[45]) and (int(fields[46]) - start, int(fields[48]) - start) == (argv, strings)
+    assert tools.spare._laid_out(idle.proc.pid, (argv, strings + 1), time.monotonic() + 0.05) is None
+
+
 def test_the_call_runs_in_the_spare_itself(tools: ModuleType, ws: Path) -> None:
     tools.prepare_shell()
     pid = tools.spare_shell()
