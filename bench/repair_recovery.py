@@ -105,7 +105,7 @@ BLIND_SETS = (
     ),
     ("set 10", "sgl-router, exo, ms-agent, lagent", "2026-12-07 06:47, 7ea170e", "211/243", "86.8%", "0"),
     (
-        "set 11 (not read)",
+        "set 11",
         "vllm-ascend, autogen, dspy, griptape",
         "2026-12-07 06:52, 28be330",
         "13/23",

@@ -84,9 +84,11 @@ def balanced_end(text: str, start: int) -> int | None:
     """Index just past the bracket that closes the one at ``start``; None if never closed.
 
     Strings in double, single or triple quotes are skipped, so braces inside file contents
-    do not count.
+    do not count. A close ends the innermost bracket of its kind and any opened inside it, as
+    ``jsonfix.looks_cut_off`` reads them (a list's ``]`` after a call's missing ``}``).
     """
-    depth, i, n = 0, start, len(text)
+    stack: list[str] = []
+    i, n = start, len(text)
     while i < n:
         ch = text[i]
         if ch in "\"'":
@@ -99,10 +101,14 @@ def balanced_end(text: str, start: int) -> int | None:
             i += len(quote)
             continue
         if ch in "{[":
-            depth += 1
+            stack.append(ch)
         elif ch in "}]":
-            depth -= 1
-            if depth == 0:
+            opener = "{" if ch == "}" else "["
+            if opener in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(opener) :]
+            elif stack:
+                stack.pop()
+            if not stack:
                 return i + 1
         i += 1
     return None
@@ -142,7 +148,19 @@ _ARG_KEYS = (
     "toolInput",
     "tool_args",  # CAMEL's MCP agent, beside its server_idx
 )
-_ALLOWED_KEYS = {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "function", "call_id", "index", "server_idx"}
+_PART_KEYS = ("path", "activity")  # griptape: {"name": TOOLKIT, "path": ACTIVITY} calls TOOLKIT_ACTIVITY
+_ALLOWED_KEYS = {
+    *_NAME_KEYS,
+    *_ARG_KEYS,
+    *_PART_KEYS,
+    "type",
+    "id",
+    "tag",
+    "function",
+    "call_id",
+    "index",
+    "server_idx",
+}
 
 
 def _looks_like_schema(args: Any) -> bool:
@@ -179,8 +197,10 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     if not set(value) <= _ALLOWED_KEYS:
         return None
     name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
-    if not name:
+    parts = [value[k] for k in _PART_KEYS if k in value]
+    if not name or len(parts) > 1 or not all(isinstance(p, str) and p for p in parts):
         return None
+    name = "_".join([name, *parts])  # a toolkit's activity is named by both (griptape's Actions)
     arg_keys = [k for k in _ARG_KEYS if k in value]
     if len(arg_keys) > 1:
         return None

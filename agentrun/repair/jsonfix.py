@@ -94,6 +94,9 @@ def lex(text: str) -> list[Token]:
 
 
 def _bracket_stack(tokens: list[Token]) -> list[str]:
+    """The brackets left open. A close ends the innermost bracket of its kind and any opened
+    inside it (``[{"name": "a", "args": {"x": 1}]``: the list's close ends the call the model
+    did not; DSPy's tests): a prefix of valid JSON never has such a close, so a cut stays cut."""
     stack: list[str] = []
     for tok in tokens:
         if tok.kind != "code":
@@ -102,7 +105,11 @@ def _bracket_stack(tokens: list[Token]) -> list[str]:
             if ch in "{[":
                 stack.append(ch)
             elif ch in "}]" and stack:
-                stack.pop()
+                opener = "{" if ch == "}" else "["
+                if opener in stack:
+                    del stack[len(stack) - 1 - stack[::-1].index(opener) :]
+                else:
+                    stack.pop()
     return stack
 
 

@@ -80,12 +80,17 @@ def rename_argument_aliases(args: dict[str, Any], schema: dict[str, Any]) -> lis
 
 
 def unwrap_arguments_wrapper(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
-    """``{"arguments": {...}}`` / ``{"input": {...}}`` around the real arguments (DeepSeek V3.2, vLLM)."""
+    """``{"arguments": {...}}`` / ``{"input": {...}}`` around the real arguments (DeepSeek V3.2, vLLM),
+    or any one undeclared key around an object of declared ones (vLLM-Ascend's DSML
+    ``__vllm_param_arguments__`` parameter holding the whole arguments)."""
     props = _props(schema)
     if len(args) == 1:
         ((key, inner),) = args.items()
-        wrapper = key in ("arguments", "input", "parameters", "args", "kwargs") and key not in props
-        if wrapper and isinstance(inner, dict):
+        if key in props or not isinstance(inner, dict):
+            return None
+        if key in ("arguments", "input", "parameters", "args", "kwargs") or (
+            inner and set(inner) <= set(props)
+        ):
             return inner
     return None
 

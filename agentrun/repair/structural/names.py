@@ -33,7 +33,8 @@ def _normalized(known: frozenset[str]) -> frozenset[str]:
     return frozenset(normalize_name(k) for k in known)
 
 
-_FENCE_RE = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n.*?(?:\n[ \t]*```|\Z)", re.DOTALL)
+# a fence closes on a line of its own, or right after the bracket that ends its JSON (griptape)
+_FENCE_RE = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n.*?(?:\n[ \t]*```|(?<=[\]}])```|\Z)", re.DOTALL)
 CALL_FENCES = frozenset(
     {"", "json", "json5", "jsonc", "xml", "tool_code", "tool_call", "tool_calls", "tool", "function_call"}
 )

@@ -176,19 +176,19 @@ def test_set_10_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 228
 
 
-def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_11_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 11 (vllm-ascend's parser patches' tests, AutoGen 0.2's manual tool calling, DSPy's chat
     adapter, griptape's Actions), named before set 10's misses were read, gathered by a helper who did
-    not read the readers, measured once by the coordinator with the readers as of 28be330 (2026-12-07
-    06:52 UTC): 13/23 (56.5%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; vllm-ascend
-    10/11, autogen 2/2, dspy 1/2, griptape 0/8 (its calls are named <tool>_<activity>, the gatherer's
-    reading of griptape's own naming). It is still held out (nobody has read its misses), so this is a
-    floor under what was measured, not a goal met: the issue's goal is 98%."""
+    not read the readers, measured once with the readers as of 28be330 (2026-12-07 06:52 UTC): 13/23
+    (56.5%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; vllm-ascend 10/11, autogen 2/2,
+    dspy 1/2, griptape 0/8. Read after set 12 was named and fixed as shapes (test_set11_shapes.py): a
+    list's close ends the call left open in it, a toolkit's activity named by two keys, a fence closed
+    right after its JSON, one undeclared key around the declared arguments: 23/23."""
     held = held_set(tallies, "set 11")
     positives = held.positives
     assert positives >= 23 and held.negatives >= 10
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 13
+    assert held.recovered >= 23
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
