@@ -112,6 +112,14 @@ BLIND_SETS = (
         "56.5%",
         "0",
     ),
+    (
+        "set 12 (not read)",
+        "fastdeploy, aphrodite, dify, langchainjs, agentscope, sglang-jax",
+        "2026-12-07 09:20, 71c7fd5",
+        "84/89",
+        "94.4%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 
