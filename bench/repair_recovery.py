@@ -113,7 +113,7 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 12 (not read)",
+        "set 12",
         "fastdeploy, aphrodite, dify, langchainjs, agentscope, sglang-jax",
         "2026-12-07 09:20, 71c7fd5",
         "84/89",

@@ -188,6 +188,8 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
         return out
     if not isinstance(value, dict):
         return None
+    if any(" " in k for k in value):  # {"function name": .., "args": ..} (AgentScope's [FUNCTION])
+        value = {k.strip().replace(" ", "_"): v for k, v in value.items()}
     if len(value) == 1 and next(iter(value)) in ("tool_calls", "tool_uses"):
         return calls_from_value(next(iter(value.values())))
     if isinstance(value.get("function"), dict) and set(value) <= {"type", "id", "function", "index"}:

@@ -101,7 +101,9 @@ _FUNCTION_RE = re.compile(r"<function=([^>\n]+)>(.*?)(?:</function>|(?=<function
 _PARAM_RE = re.compile(
     r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
 )
-_GLM_ARG_RE = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL)
+_GLM_ARG_RE = re.compile(
+    r"<arg_key>(.*?)</arg_key>(?:\s|\\[nrt])*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL
+)
 
 
 def _trim_value(value: str) -> str:
@@ -112,14 +114,19 @@ def _trim_value(value: str) -> str:
     if value.startswith("\n"):
         value = value[1:]
         return value[:-1] if value.endswith("\n") else value
+    if value.startswith("\\n") and value.endswith("\\n") and len(value) >= 4:
+        return value[2:-2]  # the same layout written as escapes, as the whole reply is (LocalAI's tests)
     return value
 
 
 def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) -> str | dict[str, object]:
     """``args``, or the raw body when text outside the parameter tags would be lost (never ``{}``
     for a body that said something)."""
-    rest = pattern.sub("", body).strip()
+    rest = _ESCAPED_BLANKS.sub("", pattern.sub("", body)).strip()
     return body if rest else args
+
+
+_ESCAPED_BLANKS = re.compile(r"(?:\\[nrt])+")  # a newline between tags written as its escape (sglang-jax)
 
 
 def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bool = False) -> list[Found]:
@@ -188,11 +195,12 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             inner = _qwen_functions(body, 0, True, outer_end=closed)
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         else:
-            name = stripped.split("<arg_key>", 1)[0].strip()
+            head = stripped.split("<arg_key>", 1)[0]
+            name = _ESCAPED_BLANKS.sub(" ", head).strip()
             if not re.fullmatch(r"[\w.\-]+", name):
                 continue
             glm = {k.strip(): kv_value(v) for k, v in _GLM_ARG_RE.findall(body)}
-            rest = body.strip()[len(name) :]
+            rest = stripped[len(head) :]
             found.append(
                 Found(name, leftover_args(rest, _GLM_ARG_RE, dict(glm)), start, end, "glm", closed=closed)
             )

@@ -22,7 +22,7 @@ from agentrun.repair.structural.names import offered
 
 __all__ = ["emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
 
-_CODE_FENCE_RE = re.compile(r"```[ \t]*([\w+-]+)[ \t]*\n.*?(?:\n[ \t]*```|\Z)", re.DOTALL)
+_CODE_FENCE_RE = re.compile(r"```[ \t]*([\w+-]+)[ \t]*\n.*?(?:\n[ \t\r]*```|\Z)", re.DOTALL)
 _NOT_JSON = {"json", "json5", "jsonc", "tool_call", "tool_calls", "tool", "function_call", "javascript", "js"}
 _STRICT = (*ENVELOPE_EXTRACTORS, *FORMAT_EXTRACTORS)
 

@@ -19,7 +19,7 @@ from agentrun.repair.formats.pythonic import parse_calls
 
 __all__ = ["LOOSE_EXTRACTORS"]
 
-_FENCE_RE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
+_FENCE_RE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:\n[ \t\r]*```|\Z)", re.DOTALL)
 _JSON_LANGS = {
     "",
     "json",

@@ -99,8 +99,8 @@ def quoted(
         return runs_on and bool(after)
     line_end = text.find("\n", end)
     after = _outside(text, end, line_end if line_end >= 0 else len(text), spans)
-    if strict and "\n" in text[start:end].strip():
-        return False  # a block of lines: a sentence quoting a call keeps it on its line
+    if "\n" in text[start:end].strip() and (strict or text.startswith("```", start)):
+        return False  # a block of lines (or a fenced one): a sentence quoting a call keeps it on its line
     if strict:
         # a generated envelope is glued to the text before it ("some prefix text<｜tool▁calls▁begin｜>",
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words

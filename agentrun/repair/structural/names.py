@@ -34,7 +34,7 @@ def _normalized(known: frozenset[str]) -> frozenset[str]:
 
 
 # a fence closes on a line of its own, or right after the bracket that ends its JSON (griptape)
-_FENCE_RE = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n.*?(?:\n[ \t]*```|(?<=[\]}])```|\Z)", re.DOTALL)
+_FENCE_RE = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n.*?(?:\n[ \t\r]*```|(?<=[\]}])```|\Z)", re.DOTALL)
 CALL_FENCES = frozenset(
     {"", "json", "json5", "jsonc", "xml", "tool_code", "tool_call", "tool_calls", "tool", "function_call"}
 )

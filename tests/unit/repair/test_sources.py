@@ -191,17 +191,19 @@ def test_set_11_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 23
 
 
-def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_12_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 12 (FastDeploy's, Aphrodite's and sglang-jax's parser tests, Dify's and LangChain.js's ReAct
     parsers, AgentScope's tagged calls), named before set 11's misses were read, gathered by a helper
     who did not read the readers, measured once with the readers as of 71c7fd5 (2026-12-07 09:20 UTC):
     84/89 (94.4%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; the engines 79/80, the agent
-    frameworks' conventions 5/9. While it is held out this is a floor under what was measured, not the
-    issue's goal (98%)."""
+    frameworks' conventions 5/9. Read after set 13 was named and fixed as shapes (test_set12_shapes.py):
+    a fenced call block of lines is not a quote however it sits, a fence closes on a line of blanks
+    with a carriage return, call keys written with a space, newlines written as escapes between GLM's
+    tags: 89/89."""
     held = held_set(tallies, "set 12")
     assert held.positives >= 89 and held.negatives >= 48
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 84
+    assert held.recovered >= 89
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
