@@ -120,6 +120,14 @@ BLIND_SETS = (
         "94.4%",
         "0",
     ),
+    (
+        "set 13 (not read)",
+        "aphrodite-units, langroid, autogpt, gptme, ik-llama",
+        "2026-12-07 09:26, 3aa8627",
+        "21/65",
+        "32.3%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

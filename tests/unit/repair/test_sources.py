@@ -206,6 +206,19 @@ def test_set_12_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 89
 
 
+def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 13 (Aphrodite's parser unit tests set 12 did not read, Langroid's tool messages, AutoGPT's
+    JSON extraction, gptme's tool uses, ik_llama.cpp's Kimi K2 tests), named before set 12's misses
+    were read, gathered by a helper who did not read the readers, measured once with the readers as of
+    3aa8627 (2026-12-07 09:26 UTC): 21/65 (32.3%), 0 false calls, 0 wrong arguments, 0 cut-off copies
+    run: agents' own call conventions (Langroid's ``request`` key, gptme's fenced tool blocks) are read
+    by no reader. While it is held out this is a floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 13")
+    assert held.positives >= 65 and held.negatives >= 29
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 21
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
