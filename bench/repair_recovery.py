@@ -121,7 +121,7 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 13 (not read)",
+        "set 13",
         "aphrodite-units, langroid, autogpt, gptme, ik-llama",
         "2026-12-07 09:26, 3aa8627",
         "21/65",

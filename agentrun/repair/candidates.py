@@ -148,6 +148,8 @@ _ARG_KEYS = (
     "toolInput",
     "tool_args",  # CAMEL's MCP agent, beside its server_idx
 )
+_NESTED_CALL_KEYS = ("command", "use_tool", "tool_call", "function_call")
+_THOUGHT_KEYS = {"thoughts", "thought", "reasoning", "plan", "criticism", "speak", "observations"}
 _PART_KEYS = ("path", "activity")  # griptape: {"name": TOOLKIT, "path": ACTIVITY} calls TOOLKIT_ACTIVITY
 _ALLOWED_KEYS = {
     *_NAME_KEYS,
@@ -190,12 +192,19 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
         return None
     if any(" " in k for k in value):  # {"function name": .., "args": ..} (AgentScope's [FUNCTION])
         value = {k.strip().replace(" ", "_"): v for k, v in value.items()}
+    nested = [k for k in _NESTED_CALL_KEYS if isinstance(value.get(k), dict)]
+    if len(nested) == 1 and set(value) - {nested[0]} <= _THOUGHT_KEYS:  # AutoGPT's {"thoughts", "command"}
+        return calls_from_value(value[nested[0]])
     if len(value) == 1 and next(iter(value)) in ("tool_calls", "tool_uses"):
         return calls_from_value(next(iter(value.values())))
     if isinstance(value.get("function"), dict) and set(value) <= {"type", "id", "function", "index"}:
         return calls_from_value(value["function"])
     if isinstance(value.get("_name"), str):  # TGI's grammar: the name beside the arguments
         return [(value["_name"], {k: v for k, v in value.items() if k != "_name"})]
+    if isinstance(value.get("request"), str) and not value.keys() & {*_NAME_KEYS, *_ARG_KEYS}:
+        return [
+            (value["request"], {k: v for k, v in value.items() if k != "request"})
+        ]  # Langroid's ToolMessage
     if not set(value) <= _ALLOWED_KEYS:
         return None
     name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)

@@ -60,14 +60,23 @@ def _sound(group: list[Found], known: Names) -> bool:
 
 def _structural(text: str, groups: list[list[Found]], readers: tuple, known: Names) -> list[list[Found]]:
     """Add what the structural readers find where no family reader found anything; where one
-    did but read it unsoundly (a name the request did not offer, a call left open) and the
-    structural reading is sound, the structural reading wins."""
+    did but read it unsoundly (a name the request did not offer, a call left open), or read
+    only a part of it (AutoGPT's call inside its ``{"thoughts", "command"}`` reply: whole or cut
+    off, the part is the whole's), and the structural reading is sound, the structural reading wins."""
     for group in _groups([f for read in readers for f in read(text, known)]):
         span = (group[0].start, group[0].end)
         clashes = [g for g in groups if _overlaps(span, [(g[0].start, g[0].end)])]
+        inside = all(
+            span[0] <= g[0].start and g[0].end <= span[1] and span != (g[0].start, g[0].end) for g in clashes
+        )
         if not clashes:
             groups.append(group)
-        elif known is not None and _sound(group, known) and not any(_sound(g, known) for g in clashes):
+        elif known is not None and (
+            (
+                inside and all(f.name and offered(f.name, known) for f in group)
+            )  # whole or cut: the part is its
+            or (_sound(group, known) and not any(_sound(g, known) for g in clashes))
+        ):
             groups = [g for g in groups if g not in clashes] + [group]
     return groups
 

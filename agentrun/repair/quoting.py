@@ -27,6 +27,9 @@ _EXAMPLE = (
     "would be", "could be", "might be", "something like",
 )  # fmt: skip
 _OPENING_RE = re.compile(r"\s*(?:<[^>\n]{1,60}>|\[[A-Z_]+\]|functools|>>>)+")  # the envelope's own opening
+_FENCE_OPENING_RE = re.compile(
+    r"\s*```[\w-]*\s*"
+)  # the call's own fence, opened on its line ("```json{..}```")
 _MARKUP_RE = re.compile(r"<[|｜]?[\w:/▁.|｜ -]{1,40}[|｜]?>|\[/?[A-Z_]+\]")
 
 
@@ -82,9 +85,11 @@ def quoted(
     if "to=user" in text and _in_user_message_with_prose(text, start, end, spans):
         return True
     line_start = text.rfind("\n", 0, start) + 1
-    if _between(text, line_start, start, spans).count("`") % 2 == 1:
+    lead = _between(text, line_start, start, spans)
+    fenced = _FENCE_OPENING_RE.fullmatch(lead) is not None  # "```json{..}```": its own fence
+    if lead.count("`") % 2 == 1 and not fenced:
         return True  # inside a `code span` (the fence of a call before it on the line is not one)
-    before = _outside(text, line_start, start, spans)
+    before = "" if fenced else _outside(text, line_start, start, spans)
     if before.lower().endswith(_EXAMPLE) or (not before and _wrapper_after_example(text, line_start)):
         return True
     runs_on = bool(before) and (before[-1].isalnum() or before[-1] in "\"'(,")
@@ -99,6 +104,7 @@ def quoted(
         return runs_on and bool(after)
     line_end = text.find("\n", end)
     after = _outside(text, end, line_end if line_end >= 0 else len(text), spans)
+    after = after.removeprefix("```").strip() if fenced else after
     if "\n" in text[start:end].strip() and (strict or text.startswith("```", start)):
         return False  # a block of lines (or a fenced one): a sentence quoting a call keeps it on its line
     if strict:
@@ -106,4 +112,6 @@ def quoted(
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words
         spaced = start > line_start and text[start - 1] in " \t"
         return runs_on and spaced and bool(after)
-    return runs_on and bool(after)
+    # a loose call too: one glued to the words around it (AutoGPT's "sentence1{..}sentence2") was
+    # generated there, not quoted in a sentence
+    return runs_on and bool(after) and (fenced or text[start - 1] in " \t\"'(,")

@@ -18,6 +18,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   ``Action:``/``Action Input:``, Qwen-Agent's ``✿FUNCTION✿:``/``✿ARGS✿:``);
 * ``token_tags``: the same XML-ish tree spelled in special tokens (``<|open|>call tool=..<|sep|>``,
   Kimi K3);
+* ``prefixed``: a requested tool's name marked by a call id, then its JSON arguments
+  (``functions.ping:0{..}``, Kimi K2's id without its tokens; gptme's ``@shell(id): {..}``);
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -35,6 +37,7 @@ from agentrun.repair.structural.conventions import extract_bare_calls, extract_c
 from agentrun.repair.structural.labelled import extract_labelled
 from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
+from agentrun.repair.structural.prefixed import extract_prefixed_json
 from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
 from agentrun.repair.structural.token_tags import extract_token_tags
 from agentrun.repair.structural.xmlish import extract_invocations
@@ -53,5 +56,10 @@ STRICT_READERS: tuple[Reader, ...] = (
 )
 """Shapes that mark a call by themselves: found even beside native calls."""
 
-LOOSE_READERS: tuple[Reader, ...] = (extract_named_json, extract_labelled, extract_bare_calls)
+LOOSE_READERS: tuple[Reader, ...] = (
+    extract_named_json,
+    extract_prefixed_json,
+    extract_labelled,
+    extract_bare_calls,
+)
 """Shapes that are calls only for a requested tool, and only when no native call came."""

@@ -52,7 +52,7 @@ def trim_value(value: str) -> str:
     that pair is layout (and the indentation of an indented block). One newline at the end alone is
     data (a file's last line)."""
     if value.startswith("<![CDATA[") and value.endswith("]]>"):
-        return value[9:-3]
+        return trim_value(value[9:-3])  # its own layout too (Langroid's <code><![CDATA[\n..\n]]>)
     if (block := indented_layout(value)) is not None:
         return block
     if value.startswith("\n") and value.endswith("\n") and len(value) >= 2:

@@ -22,10 +22,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from agentrun.repair.candidates import Found, OpenEndedArgs, RawText, Repeated
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, RawText, Repeated
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
-from agentrun.repair.structural.values import kv_value, param_value, past_open_value
+from agentrun.repair.structural.values import kv_value, param_value, past_open_value, trim_value
 
 __all__ = ["extract_invocations"]
 
@@ -65,7 +65,13 @@ _CALL_TAGS = frozenset(
 )
 _PARAM_TAGS = frozenset({"parameter", "param", "arg", "argument", "property"})
 _ARGS_TAGS = frozenset({"arguments", "parameters", "args", "params", "input", "tool_input", "kwargs"})
-_NAME_TAGS = frozenset({"name", "tool_name", "function_name", "tool", "function"})
+_NAME_TAGS = frozenset(
+    {"name", "tool_name", "function_name", "tool", "function", "request"}
+)  # Langroid: request
+# elements that hold calls: a requested tool's own element directly inside one may hold its one input as text
+_WRAPPER_RE = re.compile(
+    r"<(?:[\w.\-]+:)?(?:tool[-_]?use|tool_calls?|function_calls|tool[-_]?calls?)>\s*$", re.I
+)
 _NAME_ATTRS = ("name", "tool_name", "function", "tool")
 _SKIP_ATTRS = frozenset({*_NAME_ATTRS, "id", "type", "index", "call_id"})
 
@@ -236,8 +242,11 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         if key not in _SKIP_ATTRS:
             args.values[key] = param_value(value, {})
     _read_into(body, args)
-    if anchored_only and args.leftover:
+    lone = args.leftover and not args.values and args.json is None and "<" not in body and body.strip()
+    if anchored_only and args.leftover and not (lone and closed and _WRAPPER_RE.search(text, 0, m.start())):
         return None  # <search> in prose, or markup that is not only arguments
+    if lone and closed:  # <invoke name="shell">\necho hi\n</invoke>: the one input of a one-input tool
+        return Found(name, LoneInput(trim_value(body)), m.start(), end, "xmlish")
     if anchored_only and not (closed and args.closed):
         # a requested tool's element opened and never closed: cut off, and a call quoted inside
         # its value (<execute_command><command>echo '<read_file>..') is part of that value
