@@ -20,6 +20,7 @@ __all__ = [
     "Repeated",
     "balanced_end",
     "calls_from_value",
+    "close_bracket",
     "strip_fence",
 ]
 
@@ -80,12 +81,22 @@ class Found:
     source_text: str = ""  # the text the call was cut out of (empty for a native call)
 
 
+def close_bracket(stack: list[str], ch: str) -> None:
+    """``ch`` (``}`` or ``]``) closes the innermost open bracket of its kind and any opened inside it
+    (``[{"name": "a", "args": {"x": 1}]``: the list's close ends the call the model did not, DSPy's
+    tests), else the innermost one. A prefix of valid JSON never has such a close: a cut stays cut."""
+    opener = "{" if ch == "}" else "["
+    if opener in stack:
+        del stack[len(stack) - 1 - stack[::-1].index(opener) :]
+    elif stack:
+        stack.pop()
+
+
 def balanced_end(text: str, start: int) -> int | None:
     """Index just past the bracket that closes the one at ``start``; None if never closed.
 
     Strings in double, single or triple quotes are skipped, so braces inside file contents
-    do not count. A close ends the innermost bracket of its kind and any opened inside it, as
-    ``jsonfix.looks_cut_off`` reads them (a list's ``]`` after a call's missing ``}``).
+    do not count. A close is read as ``close_bracket`` reads it.
     """
     stack: list[str] = []
     i, n = start, len(text)
@@ -103,11 +114,7 @@ def balanced_end(text: str, start: int) -> int | None:
         if ch in "{[":
             stack.append(ch)
         elif ch in "}]":
-            opener = "{" if ch == "}" else "["
-            if opener in stack:
-                del stack[len(stack) - 1 - stack[::-1].index(opener) :]
-            elif stack:
-                stack.pop()
+            close_bracket(stack, ch)
             if not stack:
                 return i + 1
         i += 1

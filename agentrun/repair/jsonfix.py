@@ -26,6 +26,8 @@ from typing import Any
 
 import json_repair
 
+from agentrun.repair.candidates import close_bracket
+
 __all__ = [
     "ArgParse",
     "Decoded",
@@ -94,22 +96,14 @@ def lex(text: str) -> list[Token]:
 
 
 def _bracket_stack(tokens: list[Token]) -> list[str]:
-    """The brackets left open. A close ends the innermost bracket of its kind and any opened
-    inside it (``[{"name": "a", "args": {"x": 1}]``: the list's close ends the call the model
-    did not; DSPy's tests): a prefix of valid JSON never has such a close, so a cut stays cut."""
+    """The brackets left open (a close as ``close_bracket`` reads it)."""
     stack: list[str] = []
     for tok in tokens:
-        if tok.kind != "code":
-            continue
-        for ch in tok.text:
+        for ch in tok.text if tok.kind == "code" else "":
             if ch in "{[":
                 stack.append(ch)
-            elif ch in "}]" and stack:
-                opener = "{" if ch == "}" else "["
-                if opener in stack:
-                    del stack[len(stack) - 1 - stack[::-1].index(opener) :]
-                else:
-                    stack.pop()
+            elif ch in "}]":
+                close_bracket(stack, ch)
     return stack
 
 

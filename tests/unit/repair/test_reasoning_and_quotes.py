@@ -71,7 +71,9 @@ def test_a_body_the_parser_cannot_read_is_never_run_as_empty_arguments(tools, re
         assert result.calls == (), content
         assert len(result.rejected) == 1, content
     # an invocation's plain text is a one-input tool's input (gptme's <invoke name="shell">echo hi</invoke>)
-    one = correct(reply('<minimax:tool_call><invoke name="run_shell">ls -la</invoke></minimax:tool_call>'), tools)
+    one = correct(
+        reply('<minimax:tool_call><invoke name="run_shell">ls -la</invoke></minimax:tool_call>'), tools
+    )
     assert [(c.name, c.arguments) for c in one.calls] == [("run_shell", {"command": "ls -la"})]
     # GLM without <arg_key>: not even a GLM call, so it stays text
     assert correct(reply("<tool_call>run_shell\nls -la</tool_call>"), tools).calls == ()
