@@ -128,6 +128,14 @@ BLIND_SETS = (
         "32.3%",
         "0",
     ),
+    (
+        "set 14 (not read)",
+        "mini-swe-agent, metagpt, agent-zero, adk-python",
+        "2026-12-07 09:31, 1b8cbc7",
+        "9/31",
+        "29.0%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

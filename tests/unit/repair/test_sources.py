@@ -222,6 +222,18 @@ def test_set_13_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 60 and len(held.wrong_args) <= 1
 
 
+def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 14 (mini-swe-agent's action parsing, MetaGPT's role-zero commands, agent-zero's tool JSON,
+    adk-python's Gemma function calls in text), named before set 13's misses were read, gathered by a
+    helper who did not read the readers, measured once with the readers as of 1b8cbc7 (2026-12-07 09:31
+    UTC): 9/31 (29.0%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. While it is held out
+    this is a floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 14")
+    assert held.positives >= 31 and held.negatives >= 13
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 9
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
