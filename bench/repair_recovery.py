@@ -129,7 +129,7 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 14 (not read)",
+        "set 14",
         "mini-swe-agent, metagpt, agent-zero, adk-python",
         "2026-12-07 09:31, 1b8cbc7",
         "9/31",

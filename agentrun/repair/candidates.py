@@ -141,6 +141,7 @@ _NAME_KEYS = (
     "recipient_name",
     "toolName",
     "functionName",
+    "command_name",  # MetaGPT's RoleZero commands
     "api_name",  # ModelScope-Agent's <|startofthink|>{"api_name": .., "parameters": ..}
 )
 _ARG_KEYS = (
@@ -162,6 +163,7 @@ _ALLOWED_KEYS = {
     *_NAME_KEYS,
     *_ARG_KEYS,
     *_PART_KEYS,
+    *_THOUGHT_KEYS,  # agent-zero's {"thoughts": [..], "tool_name": .., "tool_args": ..}
     "type",
     "id",
     "tag",

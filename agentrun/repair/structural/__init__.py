@@ -20,6 +20,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   Kimi K3);
 * ``prefixed``: a requested tool's name marked by a call id, then its JSON arguments
   (``functions.ping:0{..}``, Kimi K2's id without its tokens; gptme's ``@shell(id): {..}``);
+* ``shell_fence``: the one fenced shell command of a reply, when the request offers one shell tool
+  (mini-swe-agent's and SWE-agent's action, a small model's forgotten call);
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -39,6 +41,7 @@ from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
 from agentrun.repair.structural.prefixed import extract_prefixed_json
 from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
+from agentrun.repair.structural.shell_fence import extract_shell_fence
 from agentrun.repair.structural.token_tags import extract_token_tags
 from agentrun.repair.structural.xmlish import extract_invocations
 
@@ -61,5 +64,6 @@ LOOSE_READERS: tuple[Reader, ...] = (
     extract_prefixed_json,
     extract_labelled,
     extract_bare_calls,
+    extract_shell_fence,
 )
 """Shapes that are calls only for a requested tool, and only when no native call came."""

@@ -222,16 +222,18 @@ def test_set_13_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 60 and len(held.wrong_args) <= 1
 
 
-def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_14_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 14 (mini-swe-agent's action parsing, MetaGPT's role-zero commands, agent-zero's tool JSON,
-    adk-python's Gemma function calls in text), named before set 13's misses were read, gathered by a
-    helper who did not read the readers, measured once with the readers as of 1b8cbc7 (2026-12-07 09:31
-    UTC): 9/31 (29.0%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. While it is held out
-    this is a floor under what was measured, not the goal (98%)."""
+    adk-python's Gemma function calls in text), measured once with the readers as of 1b8cbc7
+    (2026-12-07 09:31 UTC): 9/31 (29.0%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Read
+    after set 15 was named and fixed as shapes (test_set14_shapes.py): the one fenced shell command of a
+    reply when the only tool offered is a shell, MetaGPT's ``command_name``, thoughts beside a call's
+    keys: 30/31. Left: a JSON call between spaced words (agent-zero's "prefix {..} trailing noise"),
+    which the quoting rule keeps as a quote."""
     held = held_set(tallies, "set 14")
     assert held.positives >= 31 and held.negatives >= 13
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 9
+    assert held.recovered >= 30
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:

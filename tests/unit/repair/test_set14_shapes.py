@@ -1,0 +1,75 @@
+"""What set 14 showed (mini-swe-agent's actions, MetaGPT's commands, agent-zero's replies; read after
+it was measured and set 15 was named), as shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentrun.messages import Message
+from agentrun.repair import correct
+from agentrun.toolset import ToolSpec
+
+
+def tool(name: str, **props: Any) -> ToolSpec:
+    return ToolSpec(name=name, description="", parameters={"type": "object", "properties": props})
+
+
+def calls(text: str, *tools: ToolSpec, finish_reason: str | None = "stop") -> list[tuple[str, Any]]:
+    result = correct(Message(role="assistant", content=text), list(tools), finish_reason=finish_reason)
+    return [(c.name, c.arguments) for c in result.calls]
+
+
+BASH = tool("bash", command={"type": "string"})
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        # SWE-agent/mini-swe-agent tests/agents/test_default.py (v1) test_parse_action_success
+        ("Some text\n```bash\necho 'hello'\n```\nMore text", "echo 'hello'"),
+        # mini-swe-agent tests/models/test_litellm_textbased_model.py: its own fence tag
+        ("```mswea_bash_command\necho test\n```", "echo test"),
+        ("Now correct\n```bash\necho 'COMPLETE'\necho 'done'\n```", "echo 'COMPLETE'\necho 'done'"),
+    ],
+)
+def test_the_one_shell_block_is_the_call_when_a_shell_is_the_only_tool(text: str, command: str) -> None:
+    assert calls(text, BASH) == [("bash", {"command": command})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```bash\necho 'first'\n```\n```bash\necho 'second'\n```",  # mini-swe-agent: a format error
+        "```\nls -la\n```",  # no language
+        "Run:\n```bash\nls\n```\nthen:\n```python\nprint(1)\n```",  # another block beside it
+        "```bash\nrm -rf build && make",  # never closed
+    ],
+)
+def test_a_shell_block_that_is_not_the_only_one_or_not_closed_is_no_call(text: str) -> None:
+    assert calls(text, BASH) == []
+
+
+def test_where_other_tools_are_offered_a_shell_block_is_an_answer() -> None:
+    """An editor's agent (opencode: bash, read, edit, ...) or agentrun's own loop: the block is text
+    shown to the user (agentrun's own corpus, neg-prose-10)."""
+    read = tool("read", path={"type": "string"})
+    assert calls("To run the tests:\n```bash\nnpm test\n```", BASH, read) == []
+
+
+def test_commands_named_under_command_name_and_thoughts_beside_a_call() -> None:
+    # FoundationAgents/MetaGPT tests/metagpt/roles/di/test_role_zero.py::test_command_parsing
+    text = (
+        '[\n        {"command_name": "Editor.read", "args": {"filename": "test.txt"}},\n'
+        '        {"command_name": "Plan.finish_current_task", "args": {}}\n    ]'
+    )
+    read, finish = tool("Editor.read", filename={"type": "string"}), tool("Plan.finish_current_task")
+    assert calls(text, read, finish) == [
+        ("Editor.read", {"filename": "test.txt"}),
+        ("Plan.finish_current_task", {}),
+    ]
+    # agent0ai/agent-zero tests/test_json_parse_dirty.py::test_agent_response (shortened)
+    code = tool("code_execution_tool", runtime={"type": "string"}, code={"type": "string"})
+    text = '{"thoughts": ["Save the file."], "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "ls"}}'
+    assert calls(text, code) == [("code_execution_tool", {"runtime": "terminal", "code": "ls"})]
