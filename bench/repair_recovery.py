@@ -136,6 +136,14 @@ BLIND_SETS = (
         "29.0%",
         "0",
     ),
+    (
+        "set 15 (not read)",
+        "ollama-new, vllm-new, sglang-new, tensorrt-llm-new, lmdeploy-new",
+        "2026-12-07 09:35, d8b180c",
+        "51/72",
+        "70.8%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

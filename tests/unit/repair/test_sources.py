@@ -236,6 +236,19 @@ def test_set_14_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 30
 
 
+def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 15 (engines' parser tests the corpus did not hold: Ollama's tools package and GLM-4.7 lite,
+    vLLM's GigaChat 3.5 and Solar Open 2, SGLang's MiniCPM4, TensorRT-LLM's Qwen3 trailing content,
+    LMDeploy's argument validation), named before set 14's misses were read, gathered by a helper who did
+    not read the readers, measured once with the readers as of d8b180c (2026-12-07 09:35 UTC): 51/72
+    (70.8%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. While it is held out this is a
+    floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 15")
+    assert held.positives >= 72 and held.negatives >= 19
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 51
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
