@@ -137,7 +137,7 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 15 (not read)",
+        "set 15",
         "ollama-new, vllm-new, sglang-new, tensorrt-llm-new, lmdeploy-new",
         "2026-12-07 09:35, d8b180c",
         "51/72",

@@ -16,6 +16,7 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool;
 * ``labelled``: a line naming the tool and the next its JSON arguments (ReAct's
   ``Action:``/``Action Input:``, Qwen-Agent's ``✿FUNCTION✿:``/``✿ARGS✿:``);
+* ``colon_tokens``: GLM's name-then-pairs body spelled in ``<|NAME:start|>`` tokens (Solar Open 2);
 * ``token_tags``: the same XML-ish tree spelled in special tokens (``<|open|>call tool=..<|sep|>``,
   Kimi K3);
 * ``prefixed``: a requested tool's name marked by a call id, then its JSON arguments
@@ -35,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentrun.repair.candidates import Found
+from agentrun.repair.structural.colon_tokens import extract_colon_tokens
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
 from agentrun.repair.structural.labelled import extract_labelled
 from agentrun.repair.structural.named_json import extract_named_json
@@ -56,6 +58,7 @@ STRICT_READERS: tuple[Reader, ...] = (
     extract_separated,
     extract_name_line_json,
     extract_token_tags,
+    extract_colon_tokens,
 )
 """Shapes that mark a call by themselves: found even beside native calls."""
 

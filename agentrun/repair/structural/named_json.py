@@ -3,17 +3,20 @@
 ``{"type": "function", "name": "add", "parameters": {..}}``, ``{"tool": "add", "input": {..}}``,
 ``{"function": "add", "args": {..}}``, a list of them, one followed by the template's
 end-of-message and header tokens and more text, or one that is the whole body of a fence
-tagged with another language (```python {"name": "add", ..} ```): the name is what makes it
-a call, so it must be a tool the request offered. JSON inside code (an assignment, a dict in
+tagged with another language (```python {"name": "add", ..} ```), or an object whose one key is
+the tool (``{"add": {"a": 1}}``): the name is what makes it a call, so it must be a tool the
+request offered. JSON inside code (an assignment, a dict in
 a function) is not the whole body of its fence and stays code.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agentrun.repair.candidates import Found, balanced_end
 from agentrun.repair.formats.jsonlist import json_calls
+from agentrun.repair.jsonfix import decode_json
 from agentrun.repair.structural.names import Names, code_spans, offered
 
 __all__ = ["extract_named_json"]
@@ -52,6 +55,32 @@ def _fence_bodies(text: str, known: Names) -> tuple[list[Found], list[tuple[int,
     return found, spans
 
 
+@lru_cache(maxsize=64)
+def _keyed_re(known: frozenset[str]) -> re.Pattern[str]:
+    names = "|".join(re.escape(k) for k in sorted(known, key=len, reverse=True))
+    return re.compile(rf"\{{\s*[\"']({names})[\"']\s*:\s*(?=[{{\"'])")
+
+
+def _name_keyed(text: str, known: frozenset[str], taken: list[tuple[int, int]]) -> list[Found]:
+    """``{"get_temperature": {"location": ..}}``: an object whose one key is a requested tool and its
+    value the arguments (an object, or a JSON string of one: Ollama's tools tests)."""
+    found = []
+    for m in _keyed_re(known).finditer(text):
+        end = balanced_end(text, m.start())
+        if end is None or any(s < end and m.start() < e for s, e in taken):
+            continue
+        decoded = decode_json(text[m.start() : end]).values
+        value = decoded[0] if len(decoded) == 1 and isinstance(decoded[0], dict) else None
+        if value is None or len(value) != 1:
+            continue
+        args = value[m.group(1)]
+        if isinstance(args, str):
+            args = next(iter(decode_json(args).values), None)
+        if isinstance(args, dict):
+            found.append(Found(m.group(1), args, m.start(), end, "named_json"))
+    return found
+
+
 def extract_named_json(text: str, known: Names) -> list[Found]:
     """JSON calls to requested tools (see the module docstring); never raises."""
     if "{" not in text:
@@ -70,4 +99,7 @@ def extract_named_json(text: str, known: Names) -> list[Found]:
         if _anchored(got, known) and not any(s < stop and start < e for s, e in taken):
             found.extend(got)
             pos = stop
+    if known:
+        outside = [(s, e) for s, e in fences] + [(f.start, f.end) for f in found]
+        found.extend(_name_keyed(text, known, outside))
     return found

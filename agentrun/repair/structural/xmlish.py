@@ -46,6 +46,7 @@ def _kv_closed(kv: re.Match[str]) -> bool:
 
 
 _KV_OPEN_RE = re.compile(r"<(?:[a-z]+_)?arg_key>")
+_BAR_PREFIX_RE = re.compile(r"(</?)｜(?!DSML｜)(\w+)｜")  # GigaChat 3.5's GCML (DSML has its own reader)
 
 _CALL_TAGS = frozenset(
     [
@@ -337,6 +338,8 @@ def extract_invocations(text: str, known: Names) -> list[Found]:
     """XML-ish calls in ``text`` (see the module docstring); never raises."""
     if "<" not in text or ">" not in text:
         return []
+    if "｜" in text:  # <｜GCML｜invoke ..>: a full-width-bar prefix is a namespace (same length, same spans)
+        text = _BAR_PREFIX_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}::", text)
     fences = code_spans(text)
     found: list[Found] = []
     pos = 0

@@ -236,17 +236,19 @@ def test_set_14_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 30
 
 
-def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_15_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 15 (engines' parser tests the corpus did not hold: Ollama's tools package and GLM-4.7 lite,
     vLLM's GigaChat 3.5 and Solar Open 2, SGLang's MiniCPM4, TensorRT-LLM's Qwen3 trailing content,
-    LMDeploy's argument validation), named before set 14's misses were read, gathered by a helper who did
-    not read the readers, measured once with the readers as of d8b180c (2026-12-07 09:35 UTC): 51/72
-    (70.8%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. While it is held out this is a
-    floor under what was measured, not the goal (98%)."""
+    LMDeploy's argument validation), measured once with the readers as of d8b180c (2026-12-07 09:35
+    UTC): 51/72 (70.8%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Read after set 16 was
+    named and fixed as shapes (test_set15_shapes.py): a full-width-bar prefix is a namespace
+    (``<｜GCML｜invoke>``), GLM's name-then-pairs body spelled in ``<|NAME:start|>`` tokens (Solar Open
+    2), an object whose one key is the tool: 69/72. Left: a list never closed, a bare tool name, a
+    pair whose end was dropped (never run: each could be a cut)."""
     held = held_set(tallies, "set 15")
     assert held.positives >= 72 and held.negatives >= 19
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 51
+    assert held.recovered >= 69
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:

@@ -1,0 +1,44 @@
+"""Calls spelled in ``<|NAME:start|>`` .. ``<|NAME:end|>`` tokens, each pair's value after ``<|NAME:value|>``.
+
+Solar Open 2 writes ``<|tool_call:start|>get_weather\\n<|tool_arg:start|>city<|tool_arg:value|>Seoul
+<|tool_arg:end|>\\n<|tool_call:end|>``: the tool's name first, then key/value pairs, the same shape as
+GLM's ``NAME<arg_key>k</arg_key><arg_value>v</arg_value>``. Each block whose token names a call is
+spelled back that way and read by ``xmlish``; a block with no pair is a call with no arguments when
+its text is a requested tool's name. The calls keep the block's span; a block never closed (or a
+pair whose end never came) was cut off.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrun.repair.candidates import Found
+from agentrun.repair.structural.names import Names, names_tool
+from agentrun.repair.structural.xmlish import extract_invocations
+
+__all__ = ["extract_colon_tokens"]
+
+_BLOCK_RE = re.compile(r"<\|(\w*call\w*):start\|>(.*?)(<\|\1:end\|>|(?=<\|\1:start\|>)|\Z)", re.DOTALL)
+_PAIR_RE = re.compile(r"<\|(\w+):(start|value|end)\|>")
+_AS_KV = {"start": "<arg_key>", "value": "</arg_key><arg_value>", "end": "</arg_value>"}
+
+
+def extract_colon_tokens(text: str, known: Names) -> list[Found]:
+    """Calls in each ``<|..call..:start|>`` block (see the module docstring); never raises."""
+    if ":start|>" not in text or known is None:
+        return []
+    found: list[Found] = []
+    for block in _BLOCK_RE.finditer(text):
+        body, closed = block.group(2), bool(block.group(3))
+        if "<|" not in body:
+            name = body.strip()
+            if names_tool(name, known):
+                found.append(Found(name, {}, block.start(), block.end(), "colon_tokens", closed=closed))
+            continue
+        spelled = _PAIR_RE.sub(lambda m: _AS_KV[m.group(2)], body)
+        for call in extract_invocations(spelled + ("\n" if closed else ""), known):
+            whole = call.closed and closed
+            found.append(
+                Found(call.name, call.arguments, block.start(), block.end(), "colon_tokens", closed=whole)
+            )
+    return found
