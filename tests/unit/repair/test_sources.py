@@ -251,6 +251,19 @@ def test_set_15_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 69
 
 
+def test_the_held_out_set_recovers_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 16 (vLLM's tool-parser tests of Apertus, CWM, HY v4, Nemotron JSON, openPangu v2, PLaMo 3,
+    MiMo V2 Flash, RWKV; SGLang's K2V3, MiniMax M2, multi-format, DeepSeek V3.2, unknown-tool tests),
+    named before set 15's misses were read, gathered by a helper who did not read the readers, measured
+    once with the readers as of f4ceeb9 (2026-12-07 09:39 UTC): 43/70 (61.4%), 2 false calls, 0 wrong
+    arguments, 0 cut-off copies run. While it is held out this is a floor and a ceiling (the false
+    calls) under what was measured, not the goal (98%, none false)."""
+    held = held_set(tallies, "set 16")
+    assert held.positives >= 70 and held.negatives >= 34
+    assert not (held.cut_ran or held.wrong_args) and len(held.false_calls) <= 2
+    assert held.recovered >= 43
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
