@@ -144,7 +144,7 @@ BLIND_SETS = (
         "70.8%",
         "0",
     ),
-    ("set 16 (not read)", "vllm-new2, sglang-new2", "2026-12-07 09:39, f4ceeb9", "43/70", "61.4%", "2"),
+    ("set 16", "vllm-new2, sglang-new2", "2026-12-07 09:39, f4ceeb9", "43/70", "61.4%", "2"),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

@@ -21,8 +21,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   Kimi K3);
 * ``prefixed``: a requested tool's name marked by a call id, then its JSON arguments
   (``functions.ping:0{..}``, Kimi K2's id without its tokens; gptme's ``@shell(id): {..}``);
-* ``shell_fence``: the one fenced shell command of a reply, when the request offers one shell tool
-  (mini-swe-agent's and SWE-agent's action, a small model's forgotten call);
+* ``shell_fence``: the one fence of a reply tagged as a shell command (```mswea_bash_command), when
+  the only tool offered is a shell (mini-swe-agent's action); a plain ```bash block is code shown;
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 

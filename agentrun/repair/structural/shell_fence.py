@@ -1,13 +1,13 @@
-"""A reply whose one code block is a shell command, when the only tool offered is a shell.
+"""A reply whose one code block is tagged as a shell command, when the only tool offered is a shell.
 
-Agents that act through a shell only (mini-swe-agent, SWE-agent) ask the model for its command in a
-fenced block (```bash, or their own tag such as ```mswea_bash_command), and small models do the same
-when a shell tool is offered and they forget the call. That block is the call when everything says
-so: the only tool the request offers is named as a shell (``bash``, ``shell``, ``run_shell``, ...),
-the reply holds exactly one fence, in a shell's language, and the fence is closed. Two blocks, a
-fence of another language beside it, or one left open are not a call (mini-swe-agent calls them a
-format error); the command goes to the tool as its one input. Where other tools are offered (an
-editor's agent, agentrun's own loop) a shell block is an answer shown to the user and stays text.
+mini-swe-agent asks the model for its action in a fence of its own tag (```mswea_bash_command): a tag
+that names a command, not a language, marks a call as ```tool_code does. It is the call when
+everything says so: the only tool the request offers is named as a shell (``bash``, ``shell``,
+``run_shell``, ...), the reply holds exactly one fence, its tag names a shell command
+(``mswea_bash_command``, ``bash_command``, ``shell_cmd``: a shell's name and more), and the fence is
+closed; the command goes to the tool as its one input. A plain ```bash block is code shown to the
+user ("You can run this command manually: ```bash ..", vLLM's RWKV tests, which measured the looser
+rule of set 14 at two false calls), and stays text, as two blocks or an open fence do.
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ SHELL_TOOLS = frozenset(
         "terminal",
     }
 )
-_SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
+_SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session"})
 
 
-def _shell_language(lang: str) -> bool:
-    return lang in _SHELL_LANGS or "bash" in lang
+def _command_tag(lang: str) -> bool:
+    """A fence tag that names a shell command, not a language: ``mswea_bash_command``."""
+    return lang not in _SHELL_LANGS and any(word in lang for word in ("bash", "shell"))
 
 
 def extract_shell_fence(text: str, known: Names) -> list[Found]:
@@ -51,7 +52,7 @@ def extract_shell_fence(text: str, known: Names) -> list[Found]:
         return []
     start, end, lang = spans[0]
     fence = text[start:end]
-    if not _shell_language(lang) or not fence.rstrip().endswith("```") or fence.count("```") != 2:
+    if not _command_tag(lang) or not fence.rstrip().endswith("```") or fence.count("```") != 2:
         return []
     body = fence.split("\n", 1)[1].rstrip().removesuffix("```").strip("\n")
     return [Found(shells[0], LoneInput(body), start, end, "shell_fence")] if body.strip() else []

@@ -34,8 +34,10 @@ _ATTRS = r"""(?:\s+[\w:.\-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'/]+))*"""
 _OPEN_RE = re.compile(rf"<([A-Za-z_][\w:.\-]*)({_ATTRS})\s*(/?)>")
 _EQ_RE = re.compile(r"<(parameter|param|arg|argument)=([^>\n]+)>")
 # GLM's pairs, and the same pairs under a family prefix (LongCat's <longcat_arg_key>)
+_NS = r"(?:[\w.\-]+:)?"  # a namespace (see _namespaced)
 _KV_RE = re.compile(
-    r"<((?:[a-z]+_)?arg_key|key)>(.*?)</\1>\s*<((?:[a-z]+_)?arg_value|value)>(.*?)(</\3>|(?=<(?:[a-z]+_)?arg_key>)|\Z)",
+    rf"<({_NS}(?:[a-z]+_)?arg_key|key)>(.*?)</\1>\s*(?:<{_NS}arg_type>[^<]*</{_NS}arg_type>\s*)?"
+    rf"<({_NS}(?:[a-z]+_)?arg_value|value)>(.*?)(</\3>|(?=<{_NS}(?:[a-z]+_)?arg_key>)|\Z)",
     re.DOTALL,
 )  # a value whose close was dropped ends where the next key opens (Ollama's GLM-4.6 tests)
 
@@ -45,8 +47,25 @@ def _kv_closed(kv: re.Match[str]) -> bool:
     return bool(kv.group(5)) or kv.end() < len(kv.string)
 
 
-_KV_OPEN_RE = re.compile(r"<(?:[a-z]+_)?arg_key>")
+_KV_OPEN_RE = re.compile(rf"<{_NS}(?:[a-z]+_)?arg_key>")
 _BAR_PREFIX_RE = re.compile(r"(</?)｜(?!DSML｜)(\w+)｜")  # GigaChat 3.5's GCML (DSML has its own reader)
+_PIPE_NS_RE = re.compile(r"(</?)(\w+)\|(\w+)>")  # K2V3's <ifm|tool_call>
+_SUFFIX_NS_RE = re.compile(
+    r"(</?)(tool_calls?|arg_key|arg_value|arg_type|invoke|parameter|function_calls?):(\w+)>"
+)
+
+
+def _namespaced(text: str) -> str:
+    """A tag's namespace spelled another way, as ``ns:tag`` (same length, so the same spans):
+    ``<｜GCML｜invoke`` (GigaChat 3.5), ``<ifm|tool_call>`` (K2V3), ``<tool_call:opensource>`` (HY v4)."""
+    if "｜" in text:
+        text = _BAR_PREFIX_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}::", text)
+    if "|" in text:
+        text = _PIPE_NS_RE.sub(r"\1\2:\3>", text)
+    if ":" in text:
+        text = _SUFFIX_NS_RE.sub(r"\1\3:\2>", text)
+    return text
+
 
 _CALL_TAGS = frozenset(
     [
@@ -65,7 +84,9 @@ _CALL_TAGS = frozenset(
     ]
 )
 _PARAM_TAGS = frozenset({"parameter", "param", "arg", "argument", "property"})
-_ARGS_TAGS = frozenset({"arguments", "parameters", "args", "params", "input", "tool_input", "kwargs"})
+_ARGS_TAGS = frozenset(
+    {"arguments", "parameters", "args", "params", "input", "tool_input", "kwargs", "tool_arguments"}
+)
 _NAME_TAGS = frozenset(
     {"name", "tool_name", "function_name", "tool", "function", "request"}
 )  # Langroid: request
@@ -234,6 +255,10 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         name, body = child
     elif local in _CALL_TAGS and closed and (inline := _text_named(body, known)) is not None:
         name, attrs, body = inline[0], inline[1], ""
+    elif "call" in local and closed and names_tool(body.strip(), known):
+        # <tool_call>get_time</tool_call> (not <tool>NAME</tool>: LangChain's XML agent names the
+        # tool there and writes its input after)
+        name, body = body.strip(), ""
     elif names_tool(tag, known):  # closed or not: an open one was cut off (judged below)
         name, anchored_only = tag, True
     else:
@@ -338,8 +363,7 @@ def extract_invocations(text: str, known: Names) -> list[Found]:
     """XML-ish calls in ``text`` (see the module docstring); never raises."""
     if "<" not in text or ">" not in text:
         return []
-    if "｜" in text:  # <｜GCML｜invoke ..>: a full-width-bar prefix is a namespace (same length, same spans)
-        text = _BAR_PREFIX_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}::", text)
+    text = _namespaced(text)
     fences = code_spans(text)
     found: list[Found] = []
     pos = 0

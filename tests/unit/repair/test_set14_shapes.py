@@ -24,18 +24,11 @@ def calls(text: str, *tools: ToolSpec, finish_reason: str | None = "stop") -> li
 BASH = tool("bash", command={"type": "string"})
 
 
-@pytest.mark.parametrize(
-    ("text", "command"),
-    [
-        # SWE-agent/mini-swe-agent tests/agents/test_default.py (v1) test_parse_action_success
-        ("Some text\n```bash\necho 'hello'\n```\nMore text", "echo 'hello'"),
-        # mini-swe-agent tests/models/test_litellm_textbased_model.py: its own fence tag
-        ("```mswea_bash_command\necho test\n```", "echo test"),
-        ("Now correct\n```bash\necho 'COMPLETE'\necho 'done'\n```", "echo 'COMPLETE'\necho 'done'"),
-    ],
-)
-def test_the_one_shell_block_is_the_call_when_a_shell_is_the_only_tool(text: str, command: str) -> None:
-    assert calls(text, BASH) == [("bash", {"command": command})]
+def test_the_one_block_tagged_as_a_shell_command_is_the_call_when_a_shell_is_the_only_tool() -> None:
+    # SWE-agent/mini-swe-agent tests/models/test_litellm_textbased_model.py: its own fence tag
+    assert calls("```mswea_bash_command\necho test\n```", BASH) == [("bash", {"command": "echo test"})]
+    text = "THOUGHT: list it.\n```mswea_bash_command\nls -la\n```"
+    assert calls(text, BASH) == [("bash", {"command": "ls -la"})]
 
 
 @pytest.mark.parametrize(
@@ -43,11 +36,14 @@ def test_the_one_shell_block_is_the_call_when_a_shell_is_the_only_tool(text: str
     [
         "```bash\necho 'first'\n```\n```bash\necho 'second'\n```",  # mini-swe-agent: a format error
         "```\nls -la\n```",  # no language
-        "Run:\n```bash\nls\n```\nthen:\n```python\nprint(1)\n```",  # another block beside it
-        "```bash\nrm -rf build && make",  # never closed
+        "```mswea_bash_command\nrm -rf build && make",  # never closed
+        # a plain ```bash block is code shown: vLLM tests/tool_parsers/test_rwkv_tool_parser.py
+        # keeps it as content, and set 16 measured it as two false calls of the looser rule
+        "You can run this command manually:\n```bash\nperl -0pi -e 's/a - b/a + b/' /tmp/calculator.py\n```\n",
+        "Some text\n```bash\necho 'hello'\n```\nMore text",  # mini-swe-agent v1's own action: missed
     ],
 )
-def test_a_shell_block_that_is_not_the_only_one_or_not_closed_is_no_call(text: str) -> None:
+def test_a_shell_block_that_is_not_tagged_as_a_command_or_not_alone_is_no_call(text: str) -> None:
     assert calls(text, BASH) == []
 
 

@@ -226,14 +226,16 @@ def test_set_14_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     """Set 14 (mini-swe-agent's action parsing, MetaGPT's role-zero commands, agent-zero's tool JSON,
     adk-python's Gemma function calls in text), measured once with the readers as of 1b8cbc7
     (2026-12-07 09:31 UTC): 9/31 (29.0%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Read
-    after set 15 was named and fixed as shapes (test_set14_shapes.py): the one fenced shell command of a
-    reply when the only tool offered is a shell, MetaGPT's ``command_name``, thoughts beside a call's
-    keys: 30/31. Left: a JSON call between spaced words (agent-zero's "prefix {..} trailing noise"),
-    which the quoting rule keeps as a quote."""
+    after set 15 was named and fixed as shapes (test_set14_shapes.py): MetaGPT's ``command_name``,
+    thoughts beside a call's keys, and the one fenced shell command of a reply when the only tool
+    offered is a shell: 30/31, until set 16 (vLLM's RWKV tests, blind) showed that rule running a plain
+    ```bash block shown to the user, two false calls; now only a fence tagged as a command
+    (```mswea_bash_command) is one, and mini-swe-agent v1's plain ```bash actions are missed: 13/31.
+    Left also: a JSON call between spaced words (agent-zero's "prefix {..} trailing noise")."""
     held = held_set(tallies, "set 14")
     assert held.positives >= 31 and held.negatives >= 13
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 30
+    assert held.recovered >= 13
 
 
 def test_set_15_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
@@ -251,17 +253,21 @@ def test_set_15_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 69
 
 
-def test_the_held_out_set_recovers_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_16_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 16 (vLLM's tool-parser tests of Apertus, CWM, HY v4, Nemotron JSON, openPangu v2, PLaMo 3,
     MiMo V2 Flash, RWKV; SGLang's K2V3, MiniMax M2, multi-format, DeepSeek V3.2, unknown-tool tests),
-    named before set 15's misses were read, gathered by a helper who did not read the readers, measured
-    once with the readers as of f4ceeb9 (2026-12-07 09:39 UTC): 43/70 (61.4%), 2 false calls, 0 wrong
-    arguments, 0 cut-off copies run. While it is held out this is a floor and a ceiling (the false
-    calls) under what was measured, not the goal (98%, none false)."""
+    measured once with the readers as of f4ceeb9 (2026-12-07 09:39 UTC): 43/70 (61.4%), 2 false calls
+    (set 14's shell-block rule on a ```bash block shown to the user), 0 wrong arguments, 0 cut-off
+    copies run. Read after set 17 was named and fixed as shapes (test_set16_shapes.py): a tag's
+    namespace spelled ``<ifm|tool_call>`` or ``<tool_call:opensource>``, an ``arg_type`` between a key
+    and its value, a call element holding only a requested tool's name, PLaMo 3's tree in
+    ``<|NS:begin_TAG:NS|>`` tokens, the shell-block rule narrowed to a fence tagged as a command: 65/70,
+    no false call. Left: CWM's ``<tool: function>`` body, GPT-OSS headers inside ``<tool_call>``, a
+    MiniMax block between spaced words (the quoting rule)."""
     held = held_set(tallies, "set 16")
     assert held.positives >= 70 and held.negatives >= 34
-    assert not (held.cut_ran or held.wrong_args) and len(held.false_calls) <= 2
-    assert held.recovered >= 43
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 65
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
