@@ -145,7 +145,7 @@ BLIND_SETS = (
         "0",
     ),
     ("set 16", "vllm-new2, sglang-new2", "2026-12-07 09:39, f4ceeb9", "43/70", "61.4%", "2"),
-    ("set 17 (not read)", "vllm-new3, sglang-new3", "2026-12-07 09:43, d1a51e8", "73/87", "83.9%", "1"),
+    ("set 17", "vllm-new3, sglang-new3", "2026-12-07 09:43, d1a51e8", "73/81", "90.1%", "1"),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

@@ -208,13 +208,17 @@ def _comma_list(text: str, prop: Any) -> list[Any] | None:
 
 
 def _json_container(value: str) -> Any:
-    """A JSON object or list where the text is one (xLLM's and OpenVINO's tests); scalars stay text
+    """A JSON object or list where the text is one (xLLM's and OpenVINO's tests), or a Python literal
+    one (MiniCPM 5's ``properties`` wrapper: ``{'phone_number': '555'}``); scalars stay text
     (LMDeploy's "keeps string without schema": ``77004``, ``true``)."""
     if value.strip()[:1] in ("{", "["):
         try:
             decoded = json.loads(value)
         except ValueError:
-            return value
+            try:
+                decoded = python_literal(value)
+            except ValueError:
+                return value
         if isinstance(decoded, dict | list):
             return decoded
     return value
@@ -264,6 +268,13 @@ def typed_from_text(value: str, prop: Any) -> Any:
             return xml_value(value, prop, typed_from_text)
         except ValueError:
             pass
+        if '\\"' in value and value.strip()[:1] in ("[", "{"):
+            try:  # JSON written escaped, as inside a string: [{\"id\": \"1\"}] (SGLang's GLM-4.7 tests)
+                decoded = json.loads(json.loads(f'"{value.strip()}"'))
+                if isinstance(decoded, list | dict):
+                    return decoded
+            except ValueError:
+                pass
     if "array" in types and (items := _comma_list(value, prop)) is not None:
         return items
     return coerce_scalar_text(value, types)

@@ -257,8 +257,8 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         name, attrs, body = inline[0], inline[1], ""
     elif "call" in local and closed and names_tool(body.strip(), known):
         # <tool_call>get_time</tool_call> (not <tool>NAME</tool>: LangChain's XML agent names the
-        # tool there and writes its input after)
-        name, body = body.strip(), ""
+        # tool there and writes its input after); inside a wrapper, the wrapper must close
+        return Found(body.strip(), {}, m.start(), end, "xmlish_name")
     elif names_tool(tag, known):  # closed or not: an open one was cut off (judged below)
         name, anchored_only = tag, True
     else:
@@ -308,12 +308,15 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
             args = (
                 OpenEndedArgs(f.arguments) if kv and at_end and isinstance(f.arguments, dict) else f.arguments
             )
-            out.append(Found(f.name, args, start, end, f.family, closed=f.closed and not (cut and kv)))
+            open_ended = kv or f.family == "xmlish_name"  # nothing of its own says no more is due
+            out.append(
+                Found(f.name, args, start, end, f.family, closed=f.closed and not (cut and open_ended))
+            )
         i = j + 1
     return out
 
 
-_KV_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)\s*$")
+_KV_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)\s*(?:<\w*sep>\s*)?$")  # HY v3's NAME<tool_sep>
 
 
 def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:

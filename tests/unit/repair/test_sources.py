@@ -270,16 +270,20 @@ def test_set_16_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 65
 
 
-def test_the_held_out_set_recovers_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_17_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 17 (vLLM's tool-parser tests of dots, GigaChat 3, HY v3, K2 Horizon, HyperCLOVA X, iQuest
     Coder, Kimi K3, LongCat, MiniCPM 5, Step 3.5; SGLang's Kimi K3, GLM-4.7, GPT-OSS, DeepSeek V3.1
-    tests), named before set 16's misses were read, gathered by a helper who did not read the readers,
-    measured once with the readers as of d1a51e8 (2026-12-07 09:43 UTC): 73/87 (83.9%), 1 false call,
-    3 wrong-argument calls, 0 cut-off copies run. While it is held out this keeps what was measured."""
+    tests), measured once with the readers as of d1a51e8 (2026-12-07 09:43 UTC): 73/87 (83.9%), 1 false
+    call, 3 wrong arguments, 0 cut-off copies run; six misses were gathering errors (calls without an
+    argument their tool requires), removed: 73/81. Read after set 18 was named and fixed as shapes
+    (test_set17_shapes.py): a separator token between a name and its pairs (HY v3), a call element
+    holding only a name runs only when its wrapper closed (the false call), JSON written escaped where
+    an array is due, a Python-literal object around the declared arguments: 78/81. Left: MiniCPM 5 drops
+    arguments its tool does not declare, we keep them (JSON Schema's default; 2 wrong arguments)."""
     held = held_set(tallies, "set 17")
-    assert held.positives >= 87 and held.negatives >= 32
-    assert not held.cut_ran and len(held.false_calls) <= 1 and len(held.wrong_args) <= 3
-    assert held.recovered >= 73
+    assert held.positives >= 81 and held.negatives >= 32
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 2
+    assert held.recovered >= 78
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
