@@ -146,6 +146,14 @@ BLIND_SETS = (
     ),
     ("set 16", "vllm-new2, sglang-new2", "2026-12-07 09:39, f4ceeb9", "43/70", "61.4%", "2"),
     ("set 17", "vllm-new3, sglang-new3", "2026-12-07 09:43, d1a51e8", "73/81", "90.1%", "1"),
+    (
+        "set 18 (not read)",
+        "llama.cpp-new, vllm-new4, sglang-new4",
+        "2026-12-07 09:46, de5dee1",
+        "88/99",
+        "88.9%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

@@ -286,6 +286,19 @@ def test_set_17_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 78
 
 
+def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 18 (llama.cpp's test-chat and test-chat-parser tests, vLLM's Gemma 4, Granite 4, CWM and
+    Hunyuan tests, SGLang's Kimi K2 and parallel-call tests), named before set 17's misses were read,
+    gathered by a helper who did not read the readers, measured once with the readers as of de5dee1
+    (2026-12-07 09:46 UTC): 88/99 (88.9%), 0 false calls, 0 wrong arguments, 0 cut-off copies run;
+    llama.cpp-new 73/74, sglang-new4 10/10, vllm-new4 5/15. It is still held out (nobody has read its
+    misses), so this is a floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 18")
+    assert held.positives >= 99 and held.negatives >= 19
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 88
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
