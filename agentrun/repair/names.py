@@ -38,8 +38,10 @@ def normalize_name(name: str) -> str:
 
 def _typo_of(name: str, target: str) -> bool:
     """A mistyped name keeps the start of the word and its length within a letter (``read_fil``, ``read_files``);
-    a word added in front (``unknown_tool`` for ``known_tool``, Ollama's Ministral tests) names another tool."""
-    return name[:1] == target[:1] and abs(len(name) - len(target)) <= 1
+    a word added in front (``unknown_tool`` for ``known_tool``, Ollama's Ministral tests) names another tool,
+    and so does another number (``get_time2`` is not ``get_time``, llama.cpp's DeepSeek V3.1 tests)."""
+    digits = [c for c in name if c.isdigit()] == [c for c in target if c.isdigit()]
+    return digits and name[:1] == target[:1] and abs(len(name) - len(target)) <= 1
 
 
 def resolve_tool_name(name: str, known: Iterable[str]) -> tuple[str | None, str]:
