@@ -164,6 +164,14 @@ BLIND_SETS = (
         "88.9%",
         "0",
     ),
+    (
+        "set 19 (not read)",
+        "llama.cpp-partial, vllm-new5, sglang-new5",
+        "2026-12-07 10:06, 0cdbe84",
+        "83/86",
+        "96.5%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

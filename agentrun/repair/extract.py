@@ -161,6 +161,7 @@ _THINK_RE = re.compile(
     re.DOTALL,
 )
 _THINK_CLOSE = ("</think>", "</seed:think>", "<|END_THINKING|>", "[/THINK]")
+_THINK_OPEN_RE = re.compile(r"^\s*(?:<think>|<seed:think>|<\|START_THINKING\|>|\[THINK\])")
 
 
 _GEMMA_THOUGHT_RE = re.compile(r"<\|channel>(?:thought\n)?(.*?)<channel\|>", re.DOTALL)
@@ -176,7 +177,7 @@ def _gemma_thoughts(content: str) -> tuple[str, str]:
     return _GEMMA_THOUGHT_RE.sub("", content), "".join(thoughts)
 
 
-def split_think(content: str | None) -> tuple[str | None, str]:
+def split_think(content: str | None, *, ended: bool = True) -> tuple[str | None, str]:
     """Split thinking that a server without a reasoning parser left in content: ``<think>..
     </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``,
     Magistral ``[THINK]..[/THINK]``.
@@ -185,13 +186,18 @@ def split_think(content: str | None) -> tuple[str | None, str]:
     """
     if content and "<channel|>" in content:
         content, thought = _gemma_thoughts(content)
-        visible, more = split_think(content)
+        visible, more = split_think(content, ended=ended)
         return visible, "\n".join(t for t in (thought, more) if t)
     harmony = split_harmony(content) if content else None
     if harmony is not None:
         visible, thought = harmony
         return visible.strip() or None, thought
     if not content or not any(tok in content for tok in _THINK_CLOSE):
+        if content and not ended and (opened := _THINK_OPEN_RE.match(content)) is not None:
+            # thinking not closed, and the reply may go on: all of it is still thinking (a call in it
+            # may be one the model only thinks about, as Kimi K2's in llama.cpp's tests). Once the
+            # server says the reply ended, a call in it ended the thinking (GLM-4.7 on LMDeploy, Laguna)
+            return None, content[opened.end() :]
         return content, ""
     m = _THINK_RE.match(content)
     if m is None:

@@ -310,7 +310,7 @@ def _correct(
     )
     run = _Run({t.name: t for t in tools}, hit_limit, ended=finish_reason == "stop" and not hit_limit)
     known = set(run.tools)
-    content, think = split_think(message.content)
+    content, think = split_think(message.content, ended=run.ended)
     reasoning = "\n".join(t for t in (message.reasoning or "", think) if t)
     cands = [_native(c.id, c.name, c.arguments) for c in message.tool_calls]
     found, content = _candidates_from_text(content or "", "content", loose=not cands, known=known)

@@ -299,6 +299,19 @@ def test_the_held_out_set_recovers_its_blind_figure_with_no_false_call(tallies: 
     assert held.recovered >= 88
 
 
+def test_set_19_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 19 (llama.cpp's test-chat texts parsed there as partial, taken whole; vLLM's Poolside, Granite
+    20B FC, Granite pythonic and Phi-4-mini tests; SGLang's Qwen3-Coder cases and function_call_parser
+    tests), named before set 18's misses were read, gathered by a helper who did not read the readers,
+    measured once with the readers as of 0cdbe84 (2026-12-07 10:06 UTC): 83/86 (96.5%), 0 false calls,
+    1 wrong-argument call, 1 cut-off copy run; that one case was read and fixed (test_unclosed_thinking.py),
+    no other. Held out: a floor and ceilings under what was measured, not the goal (98%, none wrong)."""
+    held = held_set(tallies, "set 19")
+    assert held.positives >= 86 and held.negatives >= 6
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 1
+    assert held.recovered >= 83
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
