@@ -78,8 +78,12 @@ NOTES = (
     "calls came from set 14's rule that a reply's one ```bash block is a shell-only agent's call (vLLM's "
     "RWKV tests keep such a block as content): narrowed to a fence tagged as a command since; set 17's "
     "false call from a call element holding only a name inside a wrapper never closed, fixed since; six "
-    "set 17 misses were gathering errors (calls without a required argument), removed. The issue's "
-    "goal of 98% held out was not met on any set."
+    "set 17 misses were gathering errors (calls without a required argument), removed. Sets 18 and 19 "
+    "(llama.cpp's test-chat texts, whole and partial; vLLM's and SGLang's remaining parser tests) are held "
+    "out, measured once and not read but for one case each that failed a safety test (a call in "
+    "thinking run from a copy cut before its close; fixed: names that differ by a number are different "
+    "tools, thinking left open is thinking until the reply ended): 171/185 (92.4%), 0 false calls. The "
+    "issue's goal of 98% held out was not met on any set."
 )
 
 BLIND_SETS = (
