@@ -46,6 +46,7 @@ from agentrun.model._stream import Assembly, StreamError, Transient, sse_chunks
 
 _POST_OPTIONS: Any = {"headers": {"Content-Type": "application/json"}, "security": {"bearer_auth": True}}
 _DEADLINE_SLACK_S = 0.05  # an attempt with less time than this left is not started
+_NOT_SENT = "the request's deadline passed before the attempt"
 
 
 class ModelClient(Protocol):
@@ -222,9 +223,17 @@ class OpenAIModel:
                 f"cannot reach the model server at {self.base_url}: {exc}; start it or pass --base-url"
             )
         if request.out_of_time:
+            # the deadline is why it stopped; what the server did is the last failure the deadline did
+            # not cause (an attempt it cut short or never let start says nothing more)
+            served = [a for a in attempts if a.cause != "timeout"]
+            why = (
+                f"{served[-1].detail}; then the deadline passed"
+                if served and exc.cause == "timeout"
+                else f"{exc}"
+            )
             return DeadlineExceeded(
                 f"no answer from the model server at {self.base_url} before the deadline "
-                f"({len(attempts)} attempts: {causes}): {exc}",
+                f"({len(attempts)} attempts: {causes}): {why}",
                 attempts=attempts,
             )
         return ModelAPIError(
@@ -255,7 +264,7 @@ class OpenAIModel:
         """Send once and read the stream into ``assembly``; a ``Transient`` says why it failed."""
         remaining = request.remaining()
         if remaining is not None and remaining < _DEADLINE_SLACK_S:
-            raise Transient("timeout", "the request's deadline passed before the attempt")
+            raise Transient("timeout", _NOT_SENT)
         limit = self.timeout if remaining is None else min(self.timeout, remaining)
         options: Any = {
             **_POST_OPTIONS,

@@ -88,3 +88,6 @@ def test_a_trickled_stream_ends_at_the_callers_deadline_and_a_stalled_one_at_the
         assert len(causes) >= 3 and set(causes[:-1]) == {"stalled_stream"}, causes  # the last: either
         assert causes[-1] in ("stalled_stream", "timeout")
         assert all(a.elapsed_s < 0.8 for a in info.value.attempts)
+        # what the server did is said, however the deadline cut the last attempt (CI, under load, once got
+        # "the request's deadline passed before the attempt" as the whole story)
+        assert "no complete event" in str(info.value), str(info.value)
