@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fixtures.repair.sources import HELD_OUT, WAS_HELD_OUT, Tally, all_cases, measure  # noqa: E402
+from tests.fixtures.repair.sources import HELD_OUT, WAS_HELD_OUT, Tally, all_cases, measure, total  # noqa: E402
 
 TITLE = "## Repair recovery by source"
 NOTES = (
@@ -192,20 +192,6 @@ def _row(name: str, t: Tally, held: bool) -> str:
     )
 
 
-def _total(tallies: list[Tally]) -> Tally:
-    out = Tally()
-    for t in tallies:
-        out.positives += t.positives
-        out.recovered += t.recovered
-        out.negatives += t.negatives
-        out.false_calls += t.false_calls
-        out.wrong_args += t.wrong_args
-        out.repaired += t.repaired
-        out.cut_ran += t.cut_ran
-        out.missed += t.missed
-    return out
-
-
 def _held_out_names(tallies: dict[str, Tally]) -> str:
     measured = [s for s in HELD_OUT if s in tallies]
     named = [s for s in HELD_OUT if s not in tallies]
@@ -249,9 +235,9 @@ def render(tallies: dict[str, Tally], seconds: float) -> str:
         lines.append(_row(name, tuning[name], False))
     for name in sorted(held):
         lines.append(_row(name, held[name], True))
-    lines.append(_row("**all tuning**", _total(list(tuning.values())), False))
+    lines.append(_row("**all tuning**", total(list(tuning.values())), False))
     if held:
-        lines.append(_row("**all held out**", _total(list(held.values())), True))
+        lines.append(_row("**all held out**", total(list(held.values())), True))
     return "\n".join(lines) + "\n"
 
 

@@ -3,23 +3,9 @@ detector; read after it was measured and set 13 was named), as shapes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from agentrun.messages import Message
-from agentrun.repair import correct
-from agentrun.toolset import ToolSpec
-
-
-def tool(name: str, **props: Any) -> ToolSpec:
-    return ToolSpec(name=name, description="", parameters={"type": "object", "properties": props})
-
-
-def calls(text: str, *tools: ToolSpec, finish_reason: str | None = "stop") -> list[tuple[str, Any]]:
-    result = correct(Message(role="assistant", content=text), list(tools), finish_reason=finish_reason)
-    return [(c.name, c.arguments) for c in result.calls]
-
+from tests.unit.repair.shapes import calls, tool
 
 BLOGPOST = tool("blogpost", tool_input={"type": "string"})
 SQL = "```sql\nSELECT * FROM orders\nJOIN users ON users.id = orders.user_id\nWHERE users.email = 'bud'```"

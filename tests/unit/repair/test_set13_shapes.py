@@ -3,23 +3,9 @@ Kimi K2 tests; read after it was measured and set 14 was named), as shapes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from agentrun.messages import Message
-from agentrun.repair import correct
-from agentrun.toolset import ToolSpec
-
-
-def tool(name: str, **props: Any) -> ToolSpec:
-    return ToolSpec(name=name, description="", parameters={"type": "object", "properties": props})
-
-
-def calls(text: str, *tools: ToolSpec, finish_reason: str | None = "stop") -> list[tuple[str, Any]]:
-    result = correct(Message(role="assistant", content=text), list(tools), finish_reason=finish_reason)
-    return [(c.name, c.arguments) for c in result.calls]
-
+from tests.unit.repair.shapes import calls, tool
 
 FILE_EXISTS = tool("file_exists", filename={"type": "string"}, recurse={"type": "boolean"})
 # langroid/langroid tests/main/test_tool_messages.py::test_agent_handle_message (FILE_EXISTS_MSG)

@@ -3,23 +3,9 @@ measured and set 17 was named), as shapes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from agentrun.messages import Message
-from agentrun.repair import correct
-from agentrun.toolset import ToolSpec
-
-
-def tool(name: str, **props: Any) -> ToolSpec:
-    return ToolSpec(name=name, description="", parameters={"type": "object", "properties": props})
-
-
-def calls(text: str, *tools: ToolSpec, finish_reason: str | None = "stop") -> list[tuple[str, Any]]:
-    result = correct(Message(role="assistant", content=text), list(tools), finish_reason=finish_reason)
-    return [(c.name, c.arguments) for c in result.calls]
-
+from tests.unit.repair.shapes import calls, tool
 
 WEATHER = tool("get_weather", city={"type": "string"}, days={"type": "integer"})
 DATE = tool("get_current_date")

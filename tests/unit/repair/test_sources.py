@@ -17,21 +17,13 @@ from tests.fixtures.repair.sources import (
     all_cases,
     gathered_cases,
     measure,
+    total,
 )
 
 
 def held_set(tallies: dict[str, Tally], name: str) -> Tally:
     """One held-out set's sources counted as one."""
-    out = Tally()
-    for source in HELD_OUT_SETS[name]:
-        t = tallies[source]
-        out.positives += t.positives
-        out.negatives += t.negatives
-        out.recovered += t.recovered
-        out.false_calls += t.false_calls
-        out.wrong_args += t.wrong_args
-        out.cut_ran += t.cut_ran
-    return out
+    return total(tallies[source] for source in HELD_OUT_SETS[name])
 
 
 @pytest.fixture(scope="module")

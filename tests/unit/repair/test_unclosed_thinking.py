@@ -3,21 +3,7 @@ server says it ended, a call in it ended the thinking (as the engines' parsers r
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentrun.messages import Message
-from agentrun.repair import correct
-from agentrun.toolset import ToolSpec
-
-
-def tool(tool_name: str, /, **props: Any) -> ToolSpec:
-    return ToolSpec(name=tool_name, description="", parameters={"type": "object", "properties": props})
-
-
-def calls(text: str, *tools: ToolSpec, finish_reason: str | None) -> list[tuple[str, Any]]:
-    result = correct(Message(role="assistant", content=text), list(tools), finish_reason=finish_reason)
-    return [(c.name, c.arguments) for c in result.calls]
-
+from tests.unit.repair.shapes import calls, tool
 
 COMPLEX = tool("complex_function_in_think", name={"type": "string"}, age={"type": "integer"})
 # ggml-org/llama.cpp tests/test-chat.cpp streaming_kimi_k2_call_in_think_then_content (shortened): the
