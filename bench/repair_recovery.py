@@ -161,7 +161,7 @@ BLIND_SETS = (
     ("set 16", "vllm-new2, sglang-new2", "2026-12-07 09:39, f4ceeb9", "43/70", "61.4%", "2"),
     ("set 17", "vllm-new3, sglang-new3", "2026-12-07 09:43, d1a51e8", "73/81", "90.1%", "1"),
     (
-        "set 18 (not read)",
+        "set 18",
         "llama.cpp-new, vllm-new4, sglang-new4",
         "2026-12-07 09:46, de5dee1",
         "88/99",
@@ -169,7 +169,7 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 19 (not read)",
+        "set 19",
         "llama.cpp-partial, vllm-new5, sglang-new5",
         "2026-12-07 10:06, 0cdbe84",
         "83/86",

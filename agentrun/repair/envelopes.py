@@ -119,6 +119,15 @@ def _trim_value(value: str) -> str:
     return value
 
 
+def _param_value(p: re.Match[str]) -> str:
+    """A parameter's value; one the next tag ends without ``</parameter>`` loses the newline before
+    that tag, layout as before a close (SGLang's Qwen3-Coder implicit-close test)."""
+    value = p.group(2)
+    if not p.group(0).endswith("</parameter>") and value.endswith("\n"):
+        value = value[:-1]
+    return _trim_value(value)
+
+
 def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) -> str | dict[str, object]:
     """``args``, or the raw body when text outside the parameter tags would be lost (never ``{}``
     for a body that said something)."""
@@ -142,7 +151,7 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
             args: str | dict[str, object] = inner.strip()
             closed = (closed_outer or ended) and not looks_cut_off(inner)
         else:
-            parsed = {p.group(1).strip(): RawText(_trim_value(p.group(2))) for p in _PARAM_RE.finditer(inner)}
+            parsed = {p.group(1).strip(): RawText(_param_value(p)) for p in _PARAM_RE.finditer(inner)}
             args = leftover_args(inner, _PARAM_RE, dict(parsed))
             closed = closed_outer and ended
         found.append(

@@ -118,6 +118,11 @@ def _only_markup(piece: str) -> bool:
     return not WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", piece)).strip()
 
 
+# calls in special tokens of a model that calls tools while it thinks (Kimi K2 Thinking): made, not
+# written about, wherever they sit in the thinking (llama.cpp's Kimi K2 call-in-think tests)
+_INTERLEAVED = frozenset({"kimi_k2"})
+
+
 def emitted_at_end(text: str, groups: list[list[Found]]) -> list[list[Found]]:
     """The groups a reasoning text ends with: calls the model *made* before closing its thinking
     (DeepSeek V4, Qwen3.5, GLM on vLLM), not ones it merely wrote about on the way.
@@ -127,6 +132,9 @@ def emitted_at_end(text: str, groups: list[list[Found]]) -> list[list[Found]]:
     """
     run: list[list[Found]] = []
     pos = len(text)
+    interleaved = [g for g in groups if g[0].family in _INTERLEAVED]
+    if interleaved:
+        return interleaved
     for group in reversed(groups):
         if not _only_markup(text[group[0].end : pos]):
             break

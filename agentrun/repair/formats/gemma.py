@@ -166,30 +166,48 @@ def _read_call(reader: _Reader, text: str, end_tok: str) -> tuple[dict[str, Any]
         return text[start : reader.pos], nxt >= 0
 
 
-def _extract(text: str, start_tok: str, end_tok: str, delim: str, family: str, raw: bool) -> list[Found]:
-    """Each block, and each ``call:`` in it: a second call in the same block is a call too."""
+def _extract(
+    text: str, start: re.Pattern[str], end_tok: str, delim: str, family: str, raw: bool
+) -> list[Found]:
+    """Each block, and each ``call:`` in it: a second call in the same block is a call too. A call
+    without the start token (``strict`` False) runs only for a tool the request offered."""
     found: list[Found] = []
     pos = 0
-    call_re = re.compile(re.escape(start_tok) + r"\s*call:([\w.\-]+)\s*(?=\{)")
-    while (m := call_re.search(text, pos)) is not None:
+    while (m := start.search(text, pos)) is not None:
+        strict = m.group(1) is not None
         reader = _Reader(text, delim, raw, m.end())
-        calls = [(m.group(1), *_read_call(reader, text, end_tok))]
+        calls = [(m.group(2), *_read_call(reader, text, end_tok))]
         while calls[-1][2] and (nxt := _NEXT_CALL_RE.match(text, reader.pos)) is not None:
             reader.pos = nxt.end()
             calls.append((nxt.group(1), *_read_call(reader, text, end_tok)))
         end = reader.pos
         if text.startswith(end_tok, end):
             end += len(end_tok)
-        found.extend(Found(name, args, m.start(), end, family, closed=closed) for name, args, closed in calls)
+        found.extend(
+            Found(name, args, m.start(), end, family, strict=strict, closed=closed)
+            for name, args, closed in calls
+        )
         pos = end
     return found
 
 
+# the start token (a stray ":" after it), else a bare call (vLLM's Gemma 4 fallbacks: after the
+# thought channel, on a line of its own, after a ``<call>`` left by a multimodal split): bare only
+# where the text holds Gemma 4's string token, which no other model writes
+_GEMMA4_START = re.compile(
+    r"(?:(<\|tool_call>)\s*:?\s*call:|<call>\s*(?:call:)?|(?<![\w.:\-])call:)([\w.\-]+)\s*(?=\{)"
+)
+_GEMMA4_TOKEN_ONLY = re.compile(r"(<\|tool_call>)\s*:?\s*call:([\w.\-]+)\s*(?=\{)")
+_FUNCTION_GEMMA_START = re.compile(r"(<start_function_call>)\s*call:([\w.\-]+)\s*(?=\{)")
+
+
 def extract_gemma4(text: str) -> list[Found]:
-    """Gemma 4 ``<|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>``."""
+    """Gemma 4 ``<|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>``, and its bare ``call:NAME{..}``."""
+    if '<|"|>' in text:
+        return _extract(text, _GEMMA4_START, "<tool_call|>", '<|"|>', "gemma4", False)
     if "<|tool_call>" not in text:
         return []
-    return _extract(text, "<|tool_call>", "<tool_call|>", '<|"|>', "gemma4", False)
+    return _extract(text, _GEMMA4_TOKEN_ONLY, "<tool_call|>", '<|"|>', "gemma4", False)
 
 
 def extract_function_gemma(text: str) -> list[Found]:
@@ -200,4 +218,4 @@ def extract_function_gemma(text: str) -> list[Found]:
     """
     if "<start_function_call>" not in text:
         return []
-    return _extract(text, "<start_function_call>", "<end_function_call>", "<escape>", "functiongemma", True)
+    return _extract(text, _FUNCTION_GEMMA_START, "<end_function_call>", "<escape>", "functiongemma", True)

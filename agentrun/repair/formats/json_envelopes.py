@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedInput, balanced_end
 from agentrun.repair.formats.jsonlist import json_calls, split_elements
 from agentrun.repair.jsonfix import decode_json, looks_cut_off
 
@@ -144,7 +144,10 @@ def extract_apertus(text: str) -> list[Found]:
 
 # ">>>NAME" right after the marker (a Python prompt has a space: ">>> x"); the first call of a
 # reply has no marker, its ">>>" was the end of the prompt: "NAME\n{json}" at the very start
-_FUNCTIONARY_RE = re.compile(r"(?:>>>|^\s*)([A-Za-z_][\w.\-]*)[ \t]*\n(?=\s*\{)")
+# (its code interpreter, ``python``, takes the code itself: ">>>python\nprint(1)", llama.cpp's tests)
+_FUNCTIONARY_RE = re.compile(
+    r"(?:>>>|^\s*)(?:([A-Za-z_][\w.\-]*)[ \t]*\n(?=\s*\{)|(python)[ \t]*\n(?=\s*\S))"
+)
 
 
 def extract_functionary_v32(text: str) -> list[Found]:
@@ -156,15 +159,20 @@ def extract_functionary_v32(text: str) -> list[Found]:
         first = _FUNCTIONARY_RE.match(text)
         matches = [first] if first else []
     for m in matches:
-        if m.group(1) == "all":
+        name = m.group(1) or m.group(2)
+        if name == "all":
             continue
         body, end, closed = _body(text, m.end(), None)
-        if not body.lstrip().startswith("{"):
+        args: str = body.strip()
+        if m.group(2):  # the code, the interpreter's one input, up to the next call; at the reply's
+            nxt = text.find(">>>", m.end())  # end it is whole only once the server says the reply ended
+            end, closed = (nxt, True) if nxt >= 0 else (len(text), True)
+            code = text[m.end() : end].strip("\n")
+            args = LoneInput(code) if nxt >= 0 else OpenEndedInput(code)
+        elif not args.startswith("{"):
             continue
         strict = text.startswith(">>>", m.start())  # an unmarked first call counts only for a known tool
-        found.append(
-            Found(m.group(1), body.strip(), m.start(), end, "functionary_v32", strict=strict, closed=closed)
-        )
+        found.append(Found(name, args, m.start(), end, "functionary_v32", strict=strict, closed=closed))
     return found
 
 

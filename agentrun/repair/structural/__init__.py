@@ -23,6 +23,7 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   (``functions.ping:0{..}``, Kimi K2's id without its tokens; gptme's ``@shell(id): {..}``);
 * ``shell_fence``: the one fence of a reply tagged as a shell command (```mswea_bash_command), when
   the only tool offered is a shell (mini-swe-agent's action); a plain ```bash block is code shown;
+* ``tool_label``: Code World Model's ``<tool: LABEL>`` block, the tool's name and input inside;
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -45,6 +46,7 @@ from agentrun.repair.structural.prefixed import extract_prefixed_json
 from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
 from agentrun.repair.structural.shell_fence import extract_shell_fence
 from agentrun.repair.structural.token_tags import extract_token_tags
+from agentrun.repair.structural.tool_label import extract_tool_label
 from agentrun.repair.structural.xmlish import extract_invocations
 
 __all__ = ["LOOSE_READERS", "STRICT_READERS", "Names"]
@@ -59,6 +61,7 @@ STRICT_READERS: tuple[Reader, ...] = (
     extract_name_line_json,
     extract_token_tags,
     extract_colon_tokens,
+    extract_tool_label,
 )
 """Shapes that mark a call by themselves: found even beside native calls."""
 

@@ -76,10 +76,12 @@ def param_value(inner: str, attrs: dict[str, str]) -> Any:
 def kv_value(inner: str) -> RawText:
     """An ``<arg_value>``: GLM-style servers JSON-encode strings in it (``"Paris"``) as often as not;
     a value that is exactly one JSON string is that string. Whitespace around a value of one line
-    is layout (``<arg_value>  Beijing  </arg_value>``, xLLM's tests); a value of several lines keeps
-    it (a file's last newline)."""
+    is layout (``<arg_value>  Beijing  </arg_value>``, xLLM's tests); a value of several lines, or one
+    line written with its own newline, keeps it (a file's last newline, an indented line of code:
+    ``<arg_value>  x = 1\n</arg_value>``, vLLM's Poolside test)."""
     text = inner.strip()
-    value = text if "\n" not in text else inner
+    line = inner.endswith("\n") and not inner.startswith(("\n", "\r"))
+    value = text if "\n" not in text and not line else inner
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
         try:
             decoded = json.loads(text)

@@ -173,12 +173,17 @@ def _child(body: str, m: re.Match[str], args: _Args) -> int:
 
 
 def _eq_param(body: str, m: re.Match[str], args: _Args) -> int:
-    """``<parameter=k>v</parameter>`` (Qwen3-Coder's spelling, seen under other wrappers)."""
+    """``<parameter=k>v</parameter>`` (Qwen3-Coder's spelling, seen under other wrappers); a value the
+    next parameter or the call's close ends without its own close loses the newline before that tag
+    (layout, as before a close: SGLang's Qwen3-Coder implicit-close test)."""
     close = re.compile(rf"</{m.group(1)}>|(?=<{m.group(1)}=)|(?=</(?:function|invoke|tool_call)>)")
     c = close.search(body, m.end())
     end = c.start() if c else len(body)
-    args.closed = args.closed and c is not None and c.group(0) != ""
-    args.values[m.group(2).strip()] = param_value(body[m.end() : end], {})
+    args.closed = args.closed and c is not None
+    value = body[m.end() : end]
+    if c is not None and not c.group(0) and value.endswith("\n"):
+        value = value[:-1]
+    args.values[m.group(2).strip()] = param_value(value, {})
     return c.end() if c else len(body)
 
 

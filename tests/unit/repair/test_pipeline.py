@@ -139,6 +139,15 @@ def test_duplicate_calls_run_once(tools, reply) -> None:  # type: ignore[no-unty
     assert event.kind == "duplicate_call" and event.call_id == "c1"
 
 
+def test_the_same_call_after_another_runs_again(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # vLLM tests/tool_parsers/test_granite4_tool_parser.py::test_tool_call_parser_complex expects
+    # find_bbox, get_stock_price, find_bbox; a read after a write must read again
+    a, b = ("read_file", '{"path": "a.py"}'), ("write_file", '{"path": "a.py", "content": "x"}')
+    result = correct(reply(None, a, b, a), tools)
+    assert [c.name for c in result.calls] == ["read_file", "write_file", "read_file"]
+    assert not [e for e in result.events if e.kind == "duplicate_call"]
+
+
 def test_concatenated_arguments_become_two_calls(tools, reply) -> None:  # type: ignore[no-untyped-def]
     result = correct(reply(None, ("read_file", '{"path": "a.py"}{"path": "b.py"}')), tools)
     assert [(c.id, c.arguments["path"]) for c in result.calls] == [("c0", "a.py"), ("c0_1", "b.py")]
