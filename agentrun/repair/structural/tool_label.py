@@ -39,7 +39,7 @@ def _split(inner: str, known: Names) -> tuple[str, str]:
 
 def extract_tool_label(text: str, known: Names) -> list[Found]:
     """The blocks the module docstring describes; never raises."""
-    if "<tool:" not in text.lower():
+    if "<tool:" not in text and "<TOOL:" not in text and "<Tool:" not in text:
         return []
     spans = code_spans(text)
     found: list[Found] = []
