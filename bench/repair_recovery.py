@@ -176,6 +176,14 @@ BLIND_SETS = (
         "96.5%",
         "0",
     ),
+    (
+        "set 20",
+        "llama.cpp-peg, vllm-new6, sglang-new6 (20 calls their request refuses counted as negatives)",
+        "2026-12-07 12:20, 37611a1",
+        "148/162",
+        "91.4%",
+        "1",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

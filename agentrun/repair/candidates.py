@@ -15,12 +15,14 @@ from typing import Any
 __all__ = [
     "Found",
     "LoneInput",
+    "NoArguments",
     "OpenEndedInput",
     "RawText",
     "Repeated",
     "balanced_end",
     "calls_from_value",
     "close_bracket",
+    "lone_parameter",
     "strip_fence",
 ]
 
@@ -42,6 +44,14 @@ class LoneInput(str):
 class OpenEndedInput(LoneInput):
     """A lone input that ends where the reply ends (``Action Input: NBA``): nothing in the text
     says it is whole, so it runs only when the server says the reply ended (``stop``)."""
+
+    __slots__ = ()
+
+
+class NoArguments(dict[str, Any]):
+    """A JSON call object that names its tool and has no arguments key at all (``{"name": "f"}``):
+    a call of a tool that takes none; of a tool that declares parameters, a call left unfinished
+    (SGLang's GigaChat 3 missing-arguments test), sent back rather than run with none."""
 
     __slots__ = ()
 
@@ -224,7 +234,7 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     arg_keys = [k for k in _ARG_KEYS if k in value]
     if len(arg_keys) > 1:
         return None
-    args = value[arg_keys[0]] if arg_keys else {}
+    args = value[arg_keys[0]] if arg_keys else NoArguments()
     if args is None:
         args = {}
     if isinstance(args, str) and not args.strip().startswith(("{", "[")):
@@ -232,3 +242,12 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     if not isinstance(args, dict | str) or _looks_like_schema(args):
         return None
     return [(name, args)]
+
+
+def lone_parameter(schema: dict[str, Any]) -> str | None:
+    """The one argument a tool takes: its only property, or its only required one."""
+    props = list((schema.get("properties") or {}).keys())
+    required = [k for k in schema.get("required") or [] if k in props]
+    if len(props) == 1:
+        return props[0]
+    return required[0] if len(required) == 1 else None

@@ -118,21 +118,20 @@ def _only_markup(piece: str) -> bool:
     return not WRAPPER_TOKENS.sub("", FORMAT_TOKENS.sub("", piece)).strip()
 
 
-# calls in special tokens of a model that calls tools while it thinks (Kimi K2 Thinking): made, not
-# written about, wherever they sit in the thinking (llama.cpp's Kimi K2 call-in-think tests)
-_INTERLEAVED = frozenset({"kimi_k2"})
-
-
-def emitted_at_end(text: str, groups: list[list[Found]]) -> list[list[Found]]:
+def emitted_at_end(text: str, groups: list[list[Found]], *, ended: bool = False) -> list[list[Found]]:
     """The groups a reasoning text ends with: calls the model *made* before closing its thinking
     (DeepSeek V4, Qwen3.5, GLM on vLLM), not ones it merely wrote about on the way.
 
-    The run of calls must start a line (or follow a finished sentence) and be followed by
-    nothing but markup; a call with prose after it was part of the thinking.
+    Once the reply ``ended`` with no call outside the thinking, a call in a tool-call envelope
+    (``strict``: special tokens, ``<tool_call>``) was made wherever it sits in the thinking, more
+    thought after it or not (models that call tools while they think: llama.cpp's Kimi K2
+    call-in-think tests, vLLM's Trinity test of a call wrapped in think tags); before it ended, a call
+    may still come after the thinking and make that one a draft. Otherwise the run of calls must start a line (or follow a finished sentence) and be followed by
+    nothing but markup; a loose call with prose after it was part of the thinking.
     """
     run: list[list[Found]] = []
     pos = len(text)
-    interleaved = [g for g in groups if g[0].family in _INTERLEAVED]
+    interleaved = [g for g in groups if all(f.strict for f in g)] if ended else []
     if interleaved:
         return interleaved
     for group in reversed(groups):

@@ -23,7 +23,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
-from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, OpenEndedInput, RawText, Repeated
+from agentrun.repair.candidates import (
+    Found,
+    LoneInput,
+    NoArguments,
+    OpenEndedArgs,
+    OpenEndedInput,
+    RawText,
+    Repeated,
+    lone_parameter,
+)
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
@@ -82,14 +91,14 @@ def _text_id(origin: str, index: int, text: str) -> str:
 
 
 def _candidates_from_text(
-    text: str, origin: str, *, loose: bool, known: set[str]
+    text: str, origin: str, *, loose: bool, known: set[str], ended: bool = False
 ) -> tuple[list[Found], str | None]:
     """Candidates in ``text`` and the text left once they are cut out."""
     cands: list[Found] = []
     spans: list[tuple[int, int]] = []
     groups = find_text_calls(text, loose=loose, known=frozenset(known))
     if origin == "reasoning":
-        groups = emitted_at_end(text, groups)
+        groups = emitted_at_end(text, groups, ended=ended)
     for group in groups:
         # one real call in a loose list makes its siblings calls too: a bad one gets feedback
         kept = group if any(f.strict or _loose_is_call(f, known) for f in group) else []
@@ -202,21 +211,12 @@ def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str
     run.items.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
 
 
-def _lone_parameter(schema: dict[str, Any]) -> str | None:
-    """The one argument a tool takes: its only property, or its only required one."""
-    props = list((schema.get("properties") or {}).keys())
-    required = [k for k in schema.get("required") or [] if k in props]
-    if len(props) == 1:
-        return props[0]
-    return required[0] if len(required) == 1 else None
-
-
 def _lone(run: _Run, cand: Found) -> None:
     """A call whose input is one text: the argument of a tool that takes one, else feedback."""
     spec = _resolve(run, cand, None)
     if spec is None:
         return
-    key = _lone_parameter(spec.parameters)
+    key = lone_parameter(spec.parameters)
     if key is None:
         message = (
             f"The call to {spec.name!r} gave one text as its input; it takes named arguments. "
@@ -253,6 +253,10 @@ def _process(run: _Run, cand: Found) -> None:
     spec = _resolve(run, cand, objects[0] if objects else None)
     if spec is None:
         return
+    if isinstance(cand.arguments, NoArguments) and (spec.parameters.get("properties") or {}):
+        return run.reject(
+            cand, "schema", f"The call to {spec.name!r} gave no arguments. Send it again with them."
+        )
     if cand.origin != "native":
         after = _dump({"name": spec.name, "arguments": objects[0] if len(objects) == 1 else objects})
         kind = "reasoning_tool_call" if cand.origin == "reasoning" else "text_tool_call"
@@ -317,8 +321,9 @@ def _correct(
     cands = [_native(c.id, c.name, c.arguments) for c in message.tool_calls]
     found, content = _candidates_from_text(content or "", "content", loose=not cands, known=known)
     cands += found
-    if not cands and reasoning:
-        cands, _ = _candidates_from_text(reasoning, "reasoning", loose=False, known=known)
+    if not cands and reasoning and (run.ended or not (content or "").strip()):
+        # (an answer begun after the thinking may still bring the call: the thinking's waits for the end)
+        cands, _ = _candidates_from_text(reasoning, "reasoning", loose=False, known=known, ended=run.ended)
     for cand in cands:
         _process(run, cand)
     _dedupe(run)

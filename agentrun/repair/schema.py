@@ -79,11 +79,17 @@ def rename_argument_aliases(args: dict[str, Any], schema: dict[str, Any]) -> lis
     return renamed
 
 
+_CALL_KEYS = frozenset({"id", "call_id", "tool_call_id", "type"})
+
+
 def unwrap_arguments_wrapper(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
     """``{"arguments": {...}}`` / ``{"input": {...}}`` around the real arguments (DeepSeek V3.2, vLLM),
     or any one undeclared key around an object of declared ones (vLLM-Ascend's DSML
-    ``__vllm_param_arguments__`` parameter holding the whole arguments)."""
+    ``__vllm_param_arguments__`` parameter holding the whole arguments); a call id beside the wrapper
+    is the call's, not an argument (``{"id": "call-0001", "args": {..}}``, llama.cpp's auto-parser)."""
     props = _props(schema)
+    if len(args) > 1 and not set(args) & set(props):
+        args = {k: v for k, v in args.items() if k not in _CALL_KEYS}
     if len(args) == 1:
         ((key, inner),) = args.items()
         if key in props or not isinstance(inner, dict):
@@ -114,8 +120,8 @@ def coerce_scalar_text(value: Any, types: list[str]) -> Any:
             return (
                 int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
             )
-    if "boolean" in types and text.lower() in ("true", "false"):
-        return text.lower() == "true"
+    if "boolean" in types and text.lower() in ("true", "false", "1", "0"):
+        return text.lower() in ("true", "1")  # "1" and "0": vLLM's Solar Open 2 coercion tests
     if ("array" in types and text.startswith("[")) or ("object" in types and text.startswith("{")):
         try:
             decoded = json.loads(text)
@@ -255,9 +261,11 @@ def typed_from_text(value: str, prop: Any) -> Any:
                 pass
         return None if "null" in types and value.strip() == "null" else _unescaped(value)
     try:
-        return json.loads(value)
+        decoded = json.loads(value)
     except ValueError:
         pass
+    else:
+        return coerce_scalar_text(value, types) if decoded in (0, 1) and decoded is not True else decoded
     if "object" in types or "array" in types or not _JSON_TYPES.intersection(types):
         try:  # a Python literal where JSON was due: {'a': 'b', 'c': True}
             return python_literal(value)

@@ -198,6 +198,7 @@ _GEMMA4_START = re.compile(
     r"(?:(<\|tool_call>)\s*:?\s*call:|<call>\s*(?:call:)?|(?<![\w.:\-])call:)([\w.\-]+)\s*(?=\{)"
 )
 _GEMMA4_TOKEN_ONLY = re.compile(r"(<\|tool_call>)\s*:?\s*call:([\w.\-]+)\s*(?=\{)")
+_GEMMA4_WHOLE = re.compile(r"\A\s*(<\|tool_call>)?call:([\w.\-]+)\s*(?=\{)")
 _FUNCTION_GEMMA_START = re.compile(r"(<start_function_call>)\s*call:([\w.\-]+)\s*(?=\{)")
 
 
@@ -206,7 +207,11 @@ def extract_gemma4(text: str) -> list[Found]:
     if '<|"|>' in text:
         return _extract(text, _GEMMA4_START, "<tool_call|>", '<|"|>', "gemma4", False)
     if "<|tool_call>" not in text:
-        return []
+        if not text.lstrip().startswith("call:"):
+            return []
+        # a bare call that is the whole reply (vLLM's gemma4_utils fallback: ``call:f{location:Tokyo}``)
+        found = _extract(text, _GEMMA4_WHOLE, "<tool_call|>", '<|"|>', "gemma4", False)
+        return found if found and found[-1].closed and found[-1].end >= len(text.rstrip()) else []
     return _extract(text, _GEMMA4_TOKEN_ONLY, "<tool_call|>", '<|"|>', "gemma4", False)
 
 

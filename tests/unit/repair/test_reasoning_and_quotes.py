@@ -31,11 +31,21 @@ def test_call_before_think_close_in_content_is_recovered(tools, reply) -> None: 
 def test_call_quoted_in_reasoning_is_never_run(tools, reply) -> None:  # type: ignore[no-untyped-def]
     for reasoning in (
         f"The format is {HERMES}, then I wait for the result.",  # mid-sentence
-        f"I could do this:\n{HERMES}\nBut first I should check the docs.",  # prose after it
         f"Use `{HERMES}` to list files.",  # backticks
+        "I could do this:\nrun_shell(command='ls')\nBut first I should check the docs.",  # loose, prose after
     ):
         result = correct(reply("", reasoning=reasoning), tools)
         assert result.calls == () and result.rejected == (), reasoning
+
+
+def test_a_call_made_while_thinking_runs_with_more_thought_after_it(tools, reply) -> None:  # type: ignore[no-untyped-def]
+    # vllm tests/tool_parsers/test_trinity_tool_parser_simple.py test_tool_call_wrapped_inside_think_tags,
+    # llama.cpp tests/test-chat.cpp streaming_kimi_k2_call_in_think_then_content (this test said the
+    # opposite until set 20 was read: a call on its own lines in an envelope was made, not drafted)
+    made = reply("", reasoning=f"I could do this:\n{HERMES}\nBut first I should check the docs.")
+    result = correct(made, tools, finish_reason="stop")
+    assert [(c.name, c.arguments) for c in result.calls] == [("run_shell", {"command": "ls"})]
+    assert correct(made, tools).calls == ()  # until the reply ended, a call may still follow the thinking
 
 
 def test_reasoning_is_not_searched_when_content_has_the_call(tools, reply) -> None:  # type: ignore[no-untyped-def]

@@ -297,6 +297,21 @@ def test_sets_18_and_19_recover_their_calls_since_their_misses_were_read(tallies
         assert held.recovered == held.positives
 
 
+def test_set_20_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 20 (llama.cpp's PEG and auto-parser tests; vLLM's Solar Open 2, HY v4, Gemma 4 utils, Trinity,
+    TNG and RWKV tests; SGLang's GigaChat 3, Kimi K2 and parallel-call tests), named before sets 18 and
+    19's misses were read, measured once with the readers as of 37611a1 (2026-12-07 12:20 UTC): 148/182,
+    then 148/162 (91.4%) once the 20 calls their own request refuses were made negatives, 1 false call, 6
+    wrong arguments, 1 cut-off copy run. Read and fixed as shapes (test_set20_shapes.py). Left: Seed-OSS's
+    blank line before a parameter's close (llama.cpp trims it, mistral.rs and our own rendered cases keep
+    it), Solar's repeated argument (vLLM keeps the first, we the last), an integer's ``null`` (dropped
+    here, kept by vLLM)."""
+    held = held_set(tallies, "set 20")
+    assert held.positives >= 162 and held.negatives >= 41
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 3
+    assert held.recovered >= 159
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
