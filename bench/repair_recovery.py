@@ -184,6 +184,14 @@ BLIND_SETS = (
         "91.4%",
         "1",
     ),
+    (
+        "set 21",
+        "ai-sdk-tool-parser, verl, areal, skyrl, verifiers, atropos (2 gathering errors removed)",
+        "2026-12-07 12:28, 0c4c053",
+        "46/79",
+        "58.2%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

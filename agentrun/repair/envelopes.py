@@ -162,6 +162,23 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
     return found
 
 
+_JSON_BODY_END_RE = re.compile(r"\s*(</tool_call>)")
+
+
+def _end_in_json_string(text: str, body_start: int, tag: int) -> re.Match[str] | None:
+    """The ``</tool_call>`` after a JSON body whose string holds the tag itself (``"cmd":
+    "echo '</tool_call>'"``: the middleware's JSON-string boundary tests), when the first one met
+    falls inside an open string (an odd count of unescaped quotes before it)."""
+    if (text.count('"', body_start, tag) - text.count('\\"', body_start, tag)) % 2 == 0:
+        return None
+    j = body_start
+    while j < tag and text[j] in " \t\r\n":
+        j += 1
+    if j >= tag or text[j] not in "{[" or (close := balanced_end(text, j)) is None or close <= tag:
+        return None
+    return _JSON_BODY_END_RE.match(text, close)
+
+
 def _tool_call_blocks(text: str) -> Iterator[tuple[int, str, int, bool]]:
     """(start, body, end, closed) of each ``<tool_call>`` block: it ends at its ``</tool_call>``
     (not one inside a value that closes after it), at the next ``<tool_call>``, or at the end."""
@@ -169,6 +186,8 @@ def _tool_call_blocks(text: str) -> Iterator[tuple[int, str, int, bool]]:
     while (start := text.find("<tool_call>", pos)) >= 0:
         body_start = start + len("<tool_call>")
         m = _TOOL_CALL_END_RE.search(text, body_start)
+        if m is not None and (inside := _end_in_json_string(text, body_start, m.start())) is not None:
+            m = inside
         while m is not None and m.group(0) == "</tool_call>":
             past = past_open_value(text, body_start, m.start(), _TOOL_CALL_OPEN_RE)
             if past == -1:

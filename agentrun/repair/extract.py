@@ -44,12 +44,22 @@ def _in_inline_code(text: str, start: int) -> bool:
     return text.count("`", line_start, start) % 2 == 1
 
 
-def _kept(text: str, groups: list[list[Found]], spans: list[tuple[int, int]]) -> list[list[Found]]:
+def _kept(
+    text: str, groups: list[list[Found]], spans: list[tuple[int, int]], ended: bool
+) -> list[list[Found]]:
     """The groups that are calls being made, not tool syntax being discussed (see ``quoting``)."""
     return [
         g
         for g in groups
-        if not quoted(text, g[0].start, g[0].end, spans, strict=g[0].strict, closed=all(f.closed for f in g))
+        if not quoted(
+            text,
+            g[0].start,
+            g[0].end,
+            spans,
+            strict=g[0].strict,
+            closed=all(f.closed for f in g),
+            ended=ended,
+        )
     ]
 
 
@@ -81,11 +91,12 @@ def _structural(text: str, groups: list[list[Found]], readers: tuple, known: Nam
     return groups
 
 
-def find_text_calls(text: str, *, loose: bool, known: Names = None) -> list[list[Found]]:
+def find_text_calls(text: str, *, loose: bool, known: Names = None, ended: bool = True) -> list[list[Found]]:
     """Candidate calls in ``text``, grouped by span, in order of appearance; never raises.
 
     ``known`` (the requested tool names) anchors the structural readers; without it they read
-    only the shapes that mark a call by themselves.
+    only the shapes that mark a call by themselves. Until the reply ``ended``, a call that words
+    run into and the text ends with may still become a quote (the words after it not come yet).
     """
     if not text:
         return []
@@ -111,7 +122,7 @@ def find_text_calls(text: str, *, loose: bool, known: Names = None) -> list[list
                 groups.append(group)
         groups = _structural(text, groups, LOOSE_READERS, known)
         taken = [(g[0].start, g[0].end) for g in groups]
-    return sorted(_kept(text, groups, taken), key=lambda g: g[0].start)
+    return sorted(_kept(text, groups, taken, ended), key=lambda g: g[0].start)
 
 
 def _only_markup(piece: str) -> bool:

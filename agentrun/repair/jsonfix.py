@@ -27,6 +27,7 @@ from typing import Any
 import json_repair
 
 from agentrun.repair.candidates import close_bracket
+from agentrun.repair.depth import MAX_JSON_DEPTH, nesting_depth
 
 __all__ = [
     "ArgParse",
@@ -120,6 +121,7 @@ def looks_cut_off(text: str) -> bool:
 # --- narrow fixes: each one rewrites one token kind and says whether it changed anything ---
 
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_ESCAPED_CONTROL = re.compile(r"(?<!\\)((?:\\\\)*)\\([\n\t\r])")
 _BAD_ESCAPE = re.compile(r'\\(?=[^"\\/bfnrtu])|\\u(?![0-9a-fA-F]{4})')
 
 
@@ -147,10 +149,12 @@ def fix_python_string(tok: Token) -> str | None:
 
 
 def fix_control_chars(tok: Token) -> str | None:
-    """Raw newlines/tabs inside a JSON string (``"a\\n<LF>b"``), seen from Kimi K2 and MiniMax."""
+    """Raw newlines/tabs inside a JSON string (``"a\\n<LF>b"``), seen from Kimi K2 and MiniMax; one a
+    backslash escapes is that escape (``"foo\\<LF>bar"``: the AI SDK middleware's control-char tests)."""
     if tok.quote != '"' or not _CONTROL.search(tok.text):
         return None
-    return _CONTROL.sub(lambda m: json.dumps(m.group())[1:-1], tok.text)
+    text = _ESCAPED_CONTROL.sub(lambda m: m.group(1) + json.dumps(m.group(2))[1:-1], tok.text)
+    return _CONTROL.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
 
 def fix_invalid_escapes(tok: Token) -> str | None:
@@ -236,32 +240,6 @@ class Decoded:
     values: list[Any] = field(default_factory=list)
     fixes: list[str] = field(default_factory=list)
     cut_off: bool = False
-
-
-MAX_JSON_DEPTH = 100
-
-
-def nesting_depth(text: str) -> int:
-    """How deep ``[``/``{`` nest outside strings, in one loop: arguments nested 50,000 deep
-    (a hostile model) made ``json.loads`` raise ``RecursionError`` inside the repair."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 def decode_json(text: str) -> Decoded:

@@ -33,8 +33,9 @@ from agentrun.repair.candidates import (
     Repeated,
     lone_parameter,
 )
+from agentrun.repair.depth import MAX_JSON_DEPTH, nesting_depth
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
-from agentrun.repair.jsonfix import MAX_JSON_DEPTH, nesting_depth, parse_arguments
+from agentrun.repair.jsonfix import parse_arguments
 from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
 from agentrun.repair.result import Correction, RejectionReason, ReplyCall, ToolRejection
 from agentrun.repair.schema import coerce_arguments, typed_from_text, typed_repeated, validate_arguments
@@ -96,7 +97,7 @@ def _candidates_from_text(
     """Candidates in ``text`` and the text left once they are cut out."""
     cands: list[Found] = []
     spans: list[tuple[int, int]] = []
-    groups = find_text_calls(text, loose=loose, known=frozenset(known))
+    groups = find_text_calls(text, loose=loose, known=frozenset(known), ended=ended)
     if origin == "reasoning":
         groups = emitted_at_end(text, groups, ended=ended)
     for group in groups:
@@ -319,7 +320,9 @@ def _correct(
     content, think = split_think(message.content, ended=run.ended)
     reasoning = "\n".join(t for t in (message.reasoning or "", think) if t)
     cands = [_native(c.id, c.name, c.arguments) for c in message.tool_calls]
-    found, content = _candidates_from_text(content or "", "content", loose=not cands, known=known)
+    found, content = _candidates_from_text(
+        content or "", "content", loose=not cands, known=known, ended=run.ended
+    )
     cands += found
     if not cands and reasoning and (run.ended or not (content or "").strip()):
         # (an answer begun after the thinking may still bring the call: the thinking's waits for the end)

@@ -79,9 +79,17 @@ def _wrapper_after_example(text: str, line_start: int) -> bool:
 
 
 def quoted(
-    text: str, start: int, end: int, spans: list[tuple[int, int]], *, strict: bool, closed: bool
+    text: str,
+    start: int,
+    end: int,
+    spans: list[tuple[int, int]],
+    *,
+    strict: bool,
+    closed: bool,
+    ended: bool = True,
 ) -> bool:
-    """True when the candidate at ``text[start:end]`` is only being talked about."""
+    """True when the candidate at ``text[start:end]`` is only being talked about (or, before the
+    reply ``ended``, may turn out so: words run into it and the text ends with it)."""
     if "to=user" in text and _in_user_message_with_prose(text, start, end, spans):
         return True
     line_start = text.rfind("\n", 0, start) + 1
@@ -111,7 +119,8 @@ def quoted(
         # a generated envelope is glued to the text before it ("some prefix text<｜tool▁calls▁begin｜>",
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words
         spaced = start > line_start and text[start - 1] in " \t"
-        return runs_on and spaced and bool(after)
+        pending = not ended and line_end < 0 and not text[end:].strip()  # the words after may come yet
+        return runs_on and spaced and (bool(after) or pending)
     # a loose call too: one glued to the words around it (AutoGPT's "sentence1{..}sentence2") was
     # generated there, not quoted in a sentence
     return runs_on and bool(after) and (fenced or text[start - 1] in " \t\"'(,")

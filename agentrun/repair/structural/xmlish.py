@@ -25,6 +25,7 @@ from typing import Any
 from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, RawText, Repeated
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
+from agentrun.repair.structural.namespaces import namespaced
 from agentrun.repair.structural.values import kv_value, param_value, past_open_value, trim_value
 
 __all__ = ["extract_invocations"]
@@ -34,7 +35,7 @@ _ATTRS = r"""(?:\s+[\w:.\-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'/]+))*"""
 _OPEN_RE = re.compile(rf"<([A-Za-z_][\w:.\-]*)({_ATTRS})\s*(/?)>")
 _EQ_RE = re.compile(r"<(parameter|param|arg|argument)=([^>\n]+)>")
 # GLM's pairs, and the same pairs under a family prefix (LongCat's <longcat_arg_key>)
-_NS = r"(?:[\w.\-]+:)?"  # a namespace (see _namespaced)
+_NS = r"(?:[\w.\-]+:)?"  # a namespace (see namespaces.namespaced)
 _KV_RE = re.compile(
     rf"<({_NS}(?:[a-z]+_)?arg_key|key)>(.*?)</\1>\s*(?:<{_NS}arg_type>[^<]*</{_NS}arg_type>\s*)?"
     rf"<({_NS}(?:[a-z]+_)?arg_value|value)>(.*?)(</\3>|(?=<{_NS}(?:[a-z]+_)?arg_key>)|\Z)",
@@ -48,32 +49,6 @@ def _kv_closed(kv: re.Match[str]) -> bool:
 
 
 _KV_OPEN_RE = re.compile(rf"<{_NS}(?:[a-z]+_)?arg_key>")
-_BAR_PREFIX_RE = re.compile(r"(</?)｜(?!DSML｜)(\w+)｜")  # GigaChat 3.5's GCML (DSML has its own reader)
-_PIPE_NS_RE = re.compile(r"(</?)(\w+)\|(\w+)>")  # K2V3's <ifm|tool_call>
-_SUFFIX_NS_RE = re.compile(
-    r"(</?)(tool_calls?|arg_key|arg_value|arg_type|invoke|parameter|function_calls?):([^<>\s]+)>"
-)
-
-
-def _suffix_ns(m: re.Match[str]) -> str:
-    """``</tool_call:ns>`` -> ``</ns:tool_call>``; a namespace that is not a word keeps its length
-    as one (``a+b(c``: vLLM's HY v4 test of regex metacharacters in the suffix)."""
-    ns = m.group(3) if m.group(3).isidentifier() else "n" * len(m.group(3))
-    return f"{m.group(1)}{ns}:{m.group(2)}>"
-
-
-def _namespaced(text: str) -> str:
-    """A tag's namespace spelled another way, as ``ns:tag`` (same length, so the same spans):
-    ``<｜GCML｜invoke`` (GigaChat 3.5), ``<ifm|tool_call>`` (K2V3), ``<tool_call:opensource>`` (HY v4)."""
-    if "｜" in text:
-        text = _BAR_PREFIX_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}::", text)
-    if "|" in text:
-        text = _PIPE_NS_RE.sub(r"\1\2:\3>", text)
-    if ":" in text:
-        text = _SUFFIX_NS_RE.sub(_suffix_ns, text)
-    return text
-
-
 _CALL_TAGS = frozenset(
     [
         "invoke",
@@ -99,7 +74,7 @@ _NAME_TAGS = frozenset(
 )  # Langroid: request
 # elements that hold calls: a requested tool's own element directly inside one may hold its one input as text
 _WRAPPER_RE = re.compile(
-    r"<(?:[\w.\-]+:)?(?:tool[-_]?use|tool_calls?|function_calls|tool[-_]?calls?)>\s*$", re.I
+    r"<(?:[\w.\-]+:)?(?:tool|tool[-_]?use|tool_calls?|function_calls|tool[-_]?calls?)>\s*$", re.I
 )
 _NAME_ATTRS = ("name", "tool_name", "function", "tool")
 _SKIP_ATTRS = frozenset({*_NAME_ATTRS, "id", "type", "index", "call_id"})
@@ -246,6 +221,16 @@ def _text_named(body: str, known: Names) -> tuple[str, dict[str, str]] | None:
     return m.group(1), _attrs(m.group(2))
 
 
+def _wrapped_or_alone(text: str, start: int, end: int) -> bool:
+    """A requested tool's element holding its input as text is a call inside a wrapper, or standing
+    on its own between line breaks and tags (SkyRL's ``<search>q</search> <answer>..``); not in prose."""
+    if _WRAPPER_RE.search(text, 0, start):
+        return True
+    before = text[text.rfind("\n", 0, start) + 1 : start].strip()
+    after = text[end : (text.find("\n", end) + 1 or len(text) + 1) - 1].strip()
+    return (not before or before.endswith(">")) and (not after or after.startswith("<"))
+
+
 def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
     tag, attrs = m.group(1), _attrs(m.group(2))
     local = _local(tag)
@@ -281,7 +266,7 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
             args.values[key] = param_value(value, {})
     _read_into(body, args)
     lone = args.leftover and not args.values and args.json is None and "<" not in body and body.strip()
-    if anchored_only and args.leftover and not (lone and closed and _WRAPPER_RE.search(text, 0, m.start())):
+    if anchored_only and args.leftover and not (lone and closed and _wrapped_or_alone(text, m.start(), end)):
         return None  # <search> in prose, or markup that is not only arguments
     if lone and closed:  # <invoke name="shell">\necho hi\n</invoke>: the one input of a one-input tool
         return Found(name, LoneInput(trim_value(body)), m.start(), end, "xmlish")
@@ -378,7 +363,7 @@ def extract_invocations(text: str, known: Names) -> list[Found]:
     """XML-ish calls in ``text`` (see the module docstring); never raises."""
     if "<" not in text or ">" not in text:
         return []
-    text = _namespaced(text)
+    text = namespaced(text)
     fences = code_spans(text)
     found: list[Found] = []
     pos = 0

@@ -1,0 +1,55 @@
+"""What set 21 showed (an AI SDK tool-call middleware's parser tests and RL frameworks' parsers:
+SkyRL, verl, AReaL, verifiers, atropos; read 2026-12-07 12:30 UTC, after set 22 was named), as shapes."""
+
+from __future__ import annotations
+
+from tests.unit.repair.shapes import calls, tool
+
+SEARCH = tool("search", query={"type": "string"})
+BASH = tool("bash", cmd={"type": "string"})
+
+
+def test_a_tools_own_element_standing_alone_holds_its_input() -> None:
+    # NovaSky-AI/SkyRL skyrl-gym/tests/test_search.py test_parse_action, test_searchcode.py test_tool_parsing
+    assert calls("<search>Who is the president of France?</search>", SEARCH) == [
+        ("search", {"query": "Who is the president of France?"})
+    ]
+    assert calls("<search>Query</search> <answer>Answer</answer>", SEARCH) == [("search", {"query": "Query"})]
+    python = tool("python", code={"type": "string"})
+    assert calls("<tool><python>print('hello')</python></tool>", SEARCH, python) == [
+        ("python", {"code": "print('hello')"})
+    ]
+    assert calls("I would use <search>Query</search> to find it", SEARCH) == []  # in a sentence
+    assert calls("<search>Query</search> and then more words", SEARCH) == []
+
+
+def test_the_close_tag_inside_a_json_string() -> None:
+    # minpeter/ai-sdk-tool-call-middleware src/__tests__/protocols/hermes-protocol/parse-generated-text/
+    # json-string-boundary.test.ts
+    one = '<tool_call>{"name":"bash","arguments":{"cmd":"echo \'</tool_call>\' test"}}</tool_call>'
+    assert calls(one, BASH) == [("bash", {"cmd": "echo '</tool_call>' test"})]
+    escaped = '<tool_call>{"name":"bash","arguments":{"cmd":"say \\"</tool_call>\\" ok"}}</tool_call>'
+    assert calls(escaped, BASH) == [("bash", {"cmd": 'say "</tool_call>" ok'})]
+    two = '<tool_call>{"name":"bash","arguments":{"cmd":"a </tool_call> b </tool_call> c"}}</tool_call>'
+    assert calls(two, BASH) == [("bash", {"cmd": "a </tool_call> b </tool_call> c"})]
+
+
+def test_a_backslash_before_a_raw_newline_escapes_it() -> None:
+    # the middleware's control-char-normalization.test.ts "handles backslash followed by raw newline"
+    edit = tool("edit", content={"type": "string"})
+    assert calls('<tool_call>{"name":"edit","arguments":{"content":"foo\\\nbar"}}</tool_call>', edit) == [
+        ("edit", {"content": "foo\nbar"})
+    ]
+    assert calls('<tool_call>{"name":"edit","arguments":{"content":"foo\nbar"}}</tool_call>', edit) == [
+        ("edit", {"content": "foo\nbar"})
+    ]
+
+
+def test_a_call_words_run_into_waits_for_the_words_after_it() -> None:
+    # the middleware's "before <tool_call>..</tool_call> after": with the words after it, the call sits
+    # in a sentence (a quote); a copy cut before them must not run it either
+    whole = 'before <tool_call>{"name":"bash","arguments":{"cmd":"ls"}}</tool_call> after'
+    assert calls(whole, BASH) == []
+    head = whole.removesuffix(" after")
+    assert calls(head, BASH, finish_reason=None) == []
+    assert calls(head, BASH) == [("bash", {"cmd": "ls"})]  # the reply ended there: nothing quotes it
