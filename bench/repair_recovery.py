@@ -192,6 +192,14 @@ BLIND_SETS = (
         "58.2%",
         "0",
     ),
+    (
+        "set 22",
+        "vllm-new7, sglang-new7, ai-sdk-tool-parser2, rllm, slime, roll (engines' own files 67/75)",
+        "2026-12-07 12:35, ba835db",
+        "121/216",
+        "56.0%",
+        "6",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

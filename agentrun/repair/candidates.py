@@ -19,6 +19,7 @@ __all__ = [
     "OpenEndedInput",
     "RawText",
     "Repeated",
+    "SoleInput",
     "balanced_end",
     "calls_from_value",
     "close_bracket",
@@ -37,6 +38,13 @@ class LoneInput(str):
     """A call's whole input written as one text, not as named arguments (ReAct's ``Action Input:
     NBA``, LangChain's ``"action_input": "2+2"``, ``<tool_input>foo</tool_input>``): the argument
     of a tool that takes exactly one, else sent back to the model."""
+
+    __slots__ = ()
+
+
+class SoleInput(LoneInput):
+    """A lone input nothing but the tool's name marks as a call (``<search>q</search>`` standing alone):
+    the argument only of a tool that takes exactly one, never the one required among several."""
 
     __slots__ = ()
 
@@ -165,6 +173,10 @@ _ARG_KEYS = (
     "params",
     "toolInput",
     "tool_args",  # CAMEL's MCP agent, beside its server_idx
+    # the same words with the tool's or function's prefix, snake or camel (ROLL's tool_params)
+    *(f"{p}{a}" for p in ("tool_", "function_") for a in ("params", "parameters", "arguments")),
+    *(f"{p}{a}" for p in ("tool", "function") for a in ("Args", "Params", "Parameters", "Arguments")),
+    "function_args",
 )
 _NESTED_CALL_KEYS = ("command", "use_tool", "tool_call", "function_call")
 _THOUGHT_KEYS = {"thoughts", "thought", "reasoning", "plan", "criticism", "speak", "observations"}
@@ -244,10 +256,11 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     return [(name, args)]
 
 
-def lone_parameter(schema: dict[str, Any]) -> str | None:
-    """The one argument a tool takes: its only property, or its only required one."""
+def lone_parameter(schema: dict[str, Any], text: object = "") -> str | None:
+    """The one argument a tool takes: its only property, or its only required one (not for a
+    ``SoleInput``)."""
     props = list((schema.get("properties") or {}).keys())
     required = [k for k in schema.get("required") or [] if k in props]
     if len(props) == 1:
         return props[0]
-    return required[0] if len(required) == 1 else None
+    return required[0] if len(required) == 1 and not isinstance(text, SoleInput) else None

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.values import indented_layout, kv_value, past_open_value
+from agentrun.repair.structural.xmlish import extract_invocations
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -128,6 +130,10 @@ def _param_value(p: re.Match[str]) -> str:
     return _trim_value(value)
 
 
+def _lead_params(lead: str) -> dict[str, object]:
+    return {p.group(1).strip(): RawText(_param_value(p)) for p in _PARAM_RE.finditer(lead)}
+
+
 def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) -> str | dict[str, object]:
     """``args``, or the raw body when text outside the parameter tags would be lost (never ``{}``
     for a body that said something)."""
@@ -150,6 +156,11 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
             # Functionary v3.1 / llama.cpp Hermes 2 Pro: <function=NAME>{json}</function>
             args: str | dict[str, object] = inner.strip()
             closed = (closed_outer or ended) and not looks_cut_off(inner)
+        elif "<parameter" not in inner and inner.strip().startswith("<") and ended:
+            # the parameters as elements named after them (<path>a.py</path>: Qwen2.5 under this wrapper)
+            named = extract_invocations(f'<invoke name="x">{inner}</invoke>', None)
+            args = named[0].arguments if len(named) == 1 and named[0].closed else inner
+            closed = closed_outer
         else:
             parsed = {p.group(1).strip(): RawText(_param_value(p)) for p in _PARAM_RE.finditer(inner)}
             args = leftover_args(inner, _PARAM_RE, dict(parsed))
@@ -219,8 +230,15 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             found.extend(json_calls(stripped, start, end, "hermes", strict=True, closed=whole))
         elif closed and _PY_CALL_RE.match(stripped) and (py := parse_calls(stripped)):
             found.extend(Found(n, a, start, end, "pythonic") for n, a in py)
-        elif "<function=" in body:
+        elif "<function=" in body or body.lstrip().startswith("function="):
+            if body.lstrip().startswith(
+                "function="
+            ):  # its "<" dropped (GLM-4.7, the AI SDK middleware's tests)
+                body = body.replace("function=", "<function=", 1)
             inner = _qwen_functions(body, 0, True, outer_end=closed)
+            lead = body[: body.find("<function=")]  # parameters written before their function (MiMo V2)
+            if len(inner) == 1 and isinstance(args := inner[0].arguments, dict) and "<parameter=" in lead:
+                inner = [replace(inner[0], arguments={**_lead_params(lead), **args})]
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         else:
             head = stripped.split("<arg_key>", 1)[0]

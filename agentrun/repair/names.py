@@ -28,9 +28,11 @@ _SPECIAL_RE = re.compile(r"<\|[a-z_]{1,20}\|>")
 
 def normalize_name(name: str) -> str:
     """``WriteFile``, ``write-file``, ``functions.write_file``, ``"write_file</function>"``,
-    ``write<|message|>_file`` -> ``write_file``."""
+    ``write<|message|>_file``, ``write_file.write_file`` -> ``write_file``."""
     text = _JUNK_RE.sub("", _SPECIAL_RE.sub("", name).strip()).strip()
     text = re.sub(r"^(functions|function|tools|tool)\.", "", text)
+    head, dot, rest = text.partition(".")
+    text = head if dot and rest == head else text  # a name written twice (vLLM's Muse Glimmer tests)
     text = text.split(":")[0] if re.fullmatch(r"[\w.\-]+:\d+", text) else text
     text = _CAMEL_RE.sub("_", text)
     return _SEP_RE.sub("_", text).strip("_").lower()

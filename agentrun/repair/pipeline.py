@@ -217,7 +217,7 @@ def _lone(run: _Run, cand: Found) -> None:
     spec = _resolve(run, cand, None)
     if spec is None:
         return
-    key = lone_parameter(spec.parameters)
+    key = lone_parameter(spec.parameters, cand.arguments)
     if key is None:
         message = (
             f"The call to {spec.name!r} gave one text as its input; it takes named arguments. "

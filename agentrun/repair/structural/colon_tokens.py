@@ -13,8 +13,9 @@ a pair whose end never came) was cut off.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from agentrun.repair.candidates import Found
+from agentrun.repair.candidates import Found, RawText
 from agentrun.repair.structural.names import Names, names_tool
 from agentrun.repair.structural.xmlish import extract_invocations
 
@@ -51,6 +52,18 @@ def _trees(text: str, known: Names) -> list[Found]:
     return found
 
 
+_RAW_PAIR_RE = re.compile(r"<\|(?:\w+):start\|>([^<]*)<\|\w+:value\|>(.*?)(?=<\|)", re.DOTALL)
+
+
+def _verbatim(args: str | dict[str, Any], raw: dict[str, str]) -> str | dict[str, Any]:
+    """A value between tokens is the text as written: no markup lays it out, so spaces around it are
+    its own (vLLM's Solar Open 2 tests: ``" NULL "``, ``"  nullable"``)."""
+    if not isinstance(args, dict):
+        return args
+    keep = {k: RawText(raw[k]) for k, v in args.items() if k in raw and v == raw[k].strip(" \t\r\n")}
+    return {**args, **keep}
+
+
 def extract_colon_tokens(text: str, known: Names) -> list[Found]:
     """Calls in each ``<|..call..:start|>`` block (see the module docstring); never raises."""
     if known is None or ("start|>" not in text and ":begin_" not in text):
@@ -70,9 +83,9 @@ def extract_colon_tokens(text: str, known: Names) -> list[Found]:
         if closed and tokens and tokens[-1].group(2) == "value":
             body += f"<|{tokens[-1].group(1)}:end|>"  # the block's end ends its last value
         spelled = _PAIR_RE.sub(lambda m: _AS_KV[m.group(2)], body)
+        raw = {k.strip(): v for k, v in _RAW_PAIR_RE.findall(body)}
         for call in extract_invocations(spelled + ("\n" if closed else ""), known):
             whole = call.closed and closed
-            found.append(
-                Found(call.name, call.arguments, block.start(), block.end(), "colon_tokens", closed=whole)
-            )
+            args = _verbatim(call.arguments, raw)
+            found.append(Found(call.name, args, block.start(), block.end(), "colon_tokens", closed=whole))
     return found

@@ -79,7 +79,7 @@ def kv_value(inner: str) -> RawText:
     is layout (``<arg_value>  Beijing  </arg_value>``, xLLM's tests); a value of several lines, or one
     line written with its own newline, keeps it (a file's last newline, an indented line of code:
     ``<arg_value>  x = 1\n</arg_value>``, vLLM's Poolside test)."""
-    text = inner.strip()
+    text = inner.strip(" \t\r\n")  # not str.strip(): U+2028 and U+2029 are text (vLLM's Solar tests)
     line = inner.endswith("\n") and not inner.startswith(("\n", "\r"))
     value = text if "\n" not in text and not line else inner
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':

@@ -22,11 +22,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, RawText, Repeated
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, RawText, Repeated, SoleInput
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
 from agentrun.repair.structural.namespaces import namespaced
 from agentrun.repair.structural.values import kv_value, param_value, past_open_value, trim_value
+from agentrun.repair.structural.yaml_body import yaml_mapping
 
 __all__ = ["extract_invocations"]
 
@@ -260,6 +261,8 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         name, anchored_only = tag, True
     else:
         return None
+    if anchored_only and closed and (mapping := yaml_mapping(body)) is not None:
+        return Found(name, mapping, m.start(), end, "xmlish_yaml")  # <get_weather>\ncity: Paris\n</..>
     args = _Args()
     for key, value in attrs.items():
         if key not in _SKIP_ATTRS:
@@ -269,7 +272,8 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
     if anchored_only and args.leftover and not (lone and closed and _wrapped_or_alone(text, m.start(), end)):
         return None  # <search> in prose, or markup that is not only arguments
     if lone and closed:  # <invoke name="shell">\necho hi\n</invoke>: the one input of a one-input tool
-        return Found(name, LoneInput(trim_value(body)), m.start(), end, "xmlish")
+        alone = anchored_only and not _WRAPPER_RE.search(text, 0, m.start())
+        return Found(name, (SoleInput if alone else LoneInput)(trim_value(body)), m.start(), end, "xmlish")
     if anchored_only and not (closed and args.closed):
         # a requested tool's element opened and never closed: cut off, and a call quoted inside
         # its value (<execute_command><command>echo '<read_file>..') is part of that value

@@ -45,7 +45,9 @@ def test_gathered_cases_record_repo_path_and_commit() -> None:
     from tests.fixtures.repair.sources import HERE
 
     for path in (HERE / "sources").glob("*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):  # not splitlines: U+2028 in a text
+            if not line.strip():
+                continue
             origin = json.loads(line)["origin"]
             assert origin["repo"] and origin["path"], path.name
             assert re.fullmatch(r"[0-9a-f]{40}", origin["commit"]), (path.name, origin)
@@ -323,6 +325,21 @@ def test_set_21_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.positives >= 79 and held.negatives >= 6
     assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 3
     assert held.recovered >= 63
+
+
+def test_set_22_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 22 (vLLM's and SGLang's test files no set had read, the AI SDK middleware's YAML-XML, Qwen3-Coder
+    and Hermes tests, rllm's, slime's and ROLL's parsers), named before set 21's misses were read, measured
+    once with the readers as of ba835db (2026-12-07 12:35 UTC): 121/216 (56.0%) with three gathering errors
+    changed, 6 false calls (a lone text read as the one required argument of a tool that takes several,
+    and two cross-dialect tests since removed), 34 wrong arguments, 0 cut-off copies run. Read and fixed
+    as shapes (test_set22_shapes.py). Left: most of the middleware's salvage of malformed Qwen3-Coder
+    variants (nameless parameters, alternate openers, wrapperless calls between filler words), values it
+    trims that others keep, MiniMax paths vLLM's sanitizer rejoins."""
+    held = held_set(tallies, "set 22")
+    assert held.positives >= 216 and held.negatives >= 51
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 12
+    assert held.recovered >= 167
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
