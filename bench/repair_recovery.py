@@ -200,6 +200,14 @@ BLIND_SETS = (
         "56.0%",
         "6",
     ),
+    (
+        "set 23",
+        "mistral.rs-new, localai-new, xllm-new, mlx-lm-new, vllm-mlx-new, ai-sdk-tool-parser3 (engines 60/70)",
+        "2026-12-07 12:40, 0845a3d",
+        "170/244",
+        "69.7%",
+        "1",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

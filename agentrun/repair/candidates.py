@@ -42,13 +42,6 @@ class LoneInput(str):
     __slots__ = ()
 
 
-class SoleInput(LoneInput):
-    """A lone input nothing but the tool's name marks as a call (``<search>q</search>`` standing alone):
-    the argument only of a tool that takes exactly one, never the one required among several."""
-
-    __slots__ = ()
-
-
 class OpenEndedInput(LoneInput):
     """A lone input that ends where the reply ends (``Action Input: NBA``): nothing in the text
     says it is whole, so it runs only when the server says the reply ended (``stop``)."""
@@ -60,6 +53,14 @@ class NoArguments(dict[str, Any]):
     """A JSON call object that names its tool and has no arguments key at all (``{"name": "f"}``):
     a call of a tool that takes none; of a tool that declares parameters, a call left unfinished
     (SGLang's GigaChat 3 missing-arguments test), sent back rather than run with none."""
+
+    __slots__ = ()
+
+
+class SoleInput(OpenEndedInput):
+    """A lone input nothing but the tool's name marks as a call (``<search>q</search>`` standing alone):
+    the argument only of a tool that takes exactly one, never the one required among several; and
+    only once the reply ended (a close after it may still make it a parameter of an element around it)."""
 
     __slots__ = ()
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
+from agentrun.repair.candidates import Found, RawText, Repeated, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
@@ -130,8 +130,19 @@ def _param_value(p: re.Match[str]) -> str:
     return _trim_value(value)
 
 
-def _lead_params(lead: str) -> dict[str, object]:
-    return {p.group(1).strip(): RawText(_param_value(p)) for p in _PARAM_RE.finditer(lead)}
+def _lead_params(body: str) -> dict[str, object]:
+    """Each ``<parameter=k>``'s value; one written several times is each of them, in order (typed as
+    the schema's array, else the last: the AI SDK middleware's repeated-parameter tests)."""
+    out: dict[str, object] = {}
+    for p in _PARAM_RE.finditer(body):
+        key, value = p.group(1).strip(), RawText(_param_value(p))
+        before = out.get(key)
+        out[key] = (
+            Repeated([*before, value])
+            if isinstance(before, Repeated)
+            else (Repeated([before, value]) if isinstance(before, RawText) else value)
+        )
+    return out
 
 
 def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) -> str | dict[str, object]:
@@ -162,8 +173,7 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
             args = named[0].arguments if len(named) == 1 and named[0].closed else inner
             closed = closed_outer
         else:
-            parsed = {p.group(1).strip(): RawText(_param_value(p)) for p in _PARAM_RE.finditer(inner)}
-            args = leftover_args(inner, _PARAM_RE, dict(parsed))
+            args = leftover_args(inner, _PARAM_RE, _lead_params(inner))
             closed = closed_outer and ended
         found.append(
             Found(

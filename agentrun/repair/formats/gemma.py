@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrun.repair.candidates import Found, RawText
+from agentrun.repair.formats.pythonic import _call_end, parse_calls
 
 __all__ = ["extract_function_gemma", "extract_gemma4"]
 
@@ -199,20 +200,41 @@ _GEMMA4_START = re.compile(
 )
 _GEMMA4_TOKEN_ONLY = re.compile(r"(<\|tool_call>)\s*:?\s*call:([\w.\-]+)\s*(?=\{)")
 _GEMMA4_WHOLE = re.compile(r"\A\s*(<\|tool_call>)?call:([\w.\-]+)\s*(?=\{)")
+_FUNCTION_GEMMA_BARE = re.compile(r"(?:(<start_function_call>)|(?<![\w.:\-]))call:([\w.\-]+)\s*(?=\{)")
 _FUNCTION_GEMMA_START = re.compile(r"(<start_function_call>)\s*call:([\w.\-]+)\s*(?=\{)")
 
 
 def extract_gemma4(text: str) -> list[Found]:
     """Gemma 4 ``<|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>``, and its bare ``call:NAME{..}``."""
+    if "call:" in text and "(" in text and _PAREN_RE.search(text):
+        return _paren_calls(text)
     if '<|"|>' in text:
         return _extract(text, _GEMMA4_START, "<tool_call|>", '<|"|>', "gemma4", False)
     if "<|tool_call>" not in text:
-        if not text.lstrip().startswith("call:"):
+        if not text.lstrip().startswith("call:") or "<escape>" in text:  # (FunctionGemma's, below)
             return []
         # a bare call that is the whole reply (vLLM's gemma4_utils fallback: ``call:f{location:Tokyo}``)
         found = _extract(text, _GEMMA4_WHOLE, "<tool_call|>", '<|"|>', "gemma4", False)
         return found if found and found[-1].closed and found[-1].end >= len(text.rstrip()) else []
     return _extract(text, _GEMMA4_TOKEN_ONLY, "<tool_call|>", '<|"|>', "gemma4", False)
+
+
+_PAREN_RE = re.compile(r"<\|tool_call>\s*:?\s*call:(?=[\w.\-]+\s*\()")
+
+
+def _paren_calls(text: str) -> list[Found]:
+    """``<|tool_call>call:search(query="x", limit=10)``: Python-style arguments after the name
+    (vLLM-MLX's Gemma 4 E4B fallback tests); whole only when its ``)`` came."""
+    found: list[Found] = []
+    for m in _PAREN_RE.finditer(text):
+        open_at = text.index("(", m.end())
+        end = _call_end(text, open_at)
+        if end is None:
+            found.append(Found("", text[m.end() :], m.start(), len(text), "gemma4", closed=False))
+            continue
+        for name, args in parse_calls(text[m.end() : end]) or []:
+            found.append(Found(name, args, m.start(), end, "gemma4"))
+    return found
 
 
 def extract_function_gemma(text: str) -> list[Found]:
@@ -222,5 +244,7 @@ def extract_function_gemma(text: str) -> list[Found]:
     typed by the tool's schema like the XML formats' values.
     """
     if "<start_function_call>" not in text:
-        return []
+        if "<escape>" not in text:
+            return []  # without its start token, its <escape> string token still marks the call
+        return _extract(text, _FUNCTION_GEMMA_BARE, "<end_function_call>", "<escape>", "functiongemma", True)
     return _extract(text, _FUNCTION_GEMMA_START, "<end_function_call>", "<escape>", "functiongemma", True)

@@ -24,6 +24,7 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
 * ``shell_fence``: the one fence of a reply tagged as a shell command (```mswea_bash_command), when
   the only tool offered is a shell (mini-swe-agent's action); a plain ```bash block is code shown;
 * ``tool_label``: Code World Model's ``<tool: LABEL>`` block, the tool's name and input inside;
+* ``line_prefixed``: a requested tool's name on its own line, then its parameters as elements;
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -40,6 +41,7 @@ from agentrun.repair.candidates import Found
 from agentrun.repair.structural.colon_tokens import extract_colon_tokens
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
 from agentrun.repair.structural.labelled import extract_labelled
+from agentrun.repair.structural.line_prefixed import extract_line_prefixed
 from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
 from agentrun.repair.structural.prefixed import extract_prefixed_json
@@ -71,5 +73,6 @@ LOOSE_READERS: tuple[Reader, ...] = (
     extract_labelled,
     extract_bare_calls,
     extract_shell_fence,
+    extract_line_prefixed,
 )
 """Shapes that are calls only for a requested tool, and only when no native call came."""

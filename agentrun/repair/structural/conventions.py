@@ -74,12 +74,21 @@ def _statements(body: str) -> list[str]:
     return out
 
 
+_TOOL_CODE_LINE_RE = re.compile(r"\s*tool_code\s*=\s*[A-Za-z_][\w.\-]*\s*\(")
+
+
 def extract_tool_code(text: str, known: Names) -> list[Found]:
     """A ```tool_code fence: each line one Python call (printed, or assigned to a name: Gemma 3's
     ``summary = read_file(..)`` then ``print(summary)``); a fence that never closes was cut off."""
     if "tool_code" not in text:
         return []
     found: list[Found] = []
+    if known is not None and _TOOL_CODE_LINE_RE.match(text):  # Gemma 4 E2B's unfenced tool_code = f(..)
+        for stmt in _statements(text):
+            for name, args in parse_calls(stmt) or []:
+                if names_tool(name, known) and isinstance(args, dict):
+                    found.append(Found(name, args, 0, len(text), "tool_code", strict=False))
+        return found
     for start, end, lang in code_spans(text):
         if lang != "tool_code":
             continue

@@ -229,7 +229,9 @@ def _wrapped_or_alone(text: str, start: int, end: int) -> bool:
         return True
     before = text[text.rfind("\n", 0, start) + 1 : start].strip()
     after = text[end : (text.find("\n", end) + 1 or len(text) + 1) - 1].strip()
-    return (not before or before.endswith(">")) and (not after or after.startswith("<"))
+    inside = text[end:].lstrip().startswith("</")  # the next tag closes an element around it
+    after_tag = not before or re.search(r"(?:</[^<>]*|/)>\Z", before) is not None  # a close, not an opening
+    return after_tag and (not after or after.startswith("<")) and not inside
 
 
 def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
