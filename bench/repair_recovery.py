@@ -208,6 +208,14 @@ BLIND_SETS = (
         "69.7%",
         "1",
     ),
+    (
+        "set 24",
+        "sglang-new8, sgl-router-new, vllm-mlx-new2, lmdeploy-new2",
+        "2026-12-07 12:45, 8c0c77e",
+        "52/65",
+        "80.0%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentrun.toolset import tool_facts
 
-__all__ = ["TOOL_ALIASES", "normalize_name", "resolve_tool_name"]
+__all__ = ["TOOL_ALIASES", "looks_like_call_id", "normalize_name", "resolve_tool_name"]
 
 TOOL_ALIASES: Mapping[str, str] = tool_facts().aliases  # declared next to each tool in tools/builtin.py
 
@@ -65,6 +65,17 @@ def resolve_tool_name(name: str, known: Iterable[str]) -> tuple[str | None, str]
     if close and _typo_of(norm, close[0]):
         return by_norm[close[0]], "closest"
     return None, "unknown"
+
+
+_CALL_ID_RE = re.compile(
+    r"\d+|(?:call|tool\w*|fc|chatcmpl)[_-][\w-]+|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+)
+
+
+def looks_like_call_id(name: str) -> bool:
+    """A call's id where its name belongs: Kimi K2's bare counter (``0``) or an id copied from the
+    client's history (``call_3``, ``toolu_01Akm..``, a UUID: SGLang's Kimi K2 client-id tests)."""
+    return _CALL_ID_RE.fullmatch(name.strip()) is not None
 
 
 def tool_for_arguments(args: dict[str, Any], tools: Mapping[str, Any]) -> str | None:

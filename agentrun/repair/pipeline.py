@@ -36,7 +36,7 @@ from agentrun.repair.candidates import (
 from agentrun.repair.depth import MAX_JSON_DEPTH, nesting_depth
 from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_spans, split_think
 from agentrun.repair.jsonfix import parse_arguments
-from agentrun.repair.names import normalize_name, resolve_tool_name, tool_for_arguments
+from agentrun.repair.names import looks_like_call_id, normalize_name, resolve_tool_name, tool_for_arguments
 from agentrun.repair.result import Correction, RejectionReason, ReplyCall, ToolRejection
 from agentrun.repair.schema import coerce_arguments, typed_from_text, typed_repeated, validate_arguments
 from agentrun.toolset import ToolSpec, tool_facts
@@ -137,7 +137,7 @@ def _resolve(run: _Run, cand: Found, args: dict[str, Any] | None) -> ToolSpec | 
         by_command = _EDITOR_COMMANDS.get(str(args.get("command")))
         if by_command in run.tools:
             name, how = by_command, "editor command"
-    if name is None and cand.name.isdigit() and args is not None:
+    if name is None and looks_like_call_id(cand.name) and args is not None:
         name, how = tool_for_arguments(args, run.tools), "inferred from arguments"
     if name is None:
         listing = ", ".join(sorted(run.tools))

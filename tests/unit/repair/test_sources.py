@@ -355,6 +355,18 @@ def test_set_23_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 190
 
 
+def test_set_24_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 24 (SGLang's function-call parser and Kimi K2 detector tests, its router's MiniMax M2 tests,
+    vLLM-MLX's harmony, MiniMax, Poolside, Qwen and Step 3.5 tests, LMDeploy's newest), named before set
+    23's misses were read, measured once with the readers as of 8c0c77e (2026-12-07 12:45 UTC): 52/65
+    (80.0%), 0 false calls, 0 wrong arguments, 0 cut-off copies run; every miss a Kimi K2 call under a
+    client-style id. Read and fixed as shapes (test_set24_shapes.py): 65/65."""
+    held = held_set(tallies, "set 24")
+    assert held.positives >= 65 and held.negatives >= 10
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered == held.positives
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
