@@ -22,6 +22,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import json_repair
@@ -108,6 +109,7 @@ def _bracket_stack(tokens: list[Token]) -> list[str]:
     return stack
 
 
+@lru_cache(maxsize=64)  # several readers ask of the same body (within one reply)
 def looks_cut_off(text: str) -> bool:
     """True when JSON-ish text ends inside a string or with brackets left open."""
     tokens = lex(text.strip())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from agentrun.toolset import tool_facts
@@ -26,6 +27,7 @@ _CLOSE_ENOUGH = 0.8
 _SPECIAL_RE = re.compile(r"<\|[a-z_]{1,20}\|>")
 
 
+@lru_cache(maxsize=1024)
 def normalize_name(name: str) -> str:
     """``WriteFile``, ``write-file``, ``functions.write_file``, ``"write_file</function>"``,
     ``write<|message|>_file``, ``write_file.write_file`` -> ``write_file``."""
