@@ -17,10 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentrun.repair.candidates import Found, RawText
+from agentrun.repair.candidates import Found, OpenEndedArgs, RawText
 from agentrun.repair.formats.pythonic import _call_end, parse_calls
 
 __all__ = ["extract_function_gemma", "extract_gemma4"]
+
+
+_LAST_CLOSE_RE = re.compile(r"\}\s*(?:<tool_call\|>|<end_function_call>)?\s*\Z")
+_SINGLE_RE = re.compile(r"'((?:[^'\\]|\\.)*)'(?:<\|\"\|>)?(?=\s*[,}\]])")
 
 
 class _Cut(Exception):
@@ -37,6 +41,7 @@ class _Reader:
     delim: str
     raw_strings: bool
     pos: int = 0
+    open_ended: bool = False  # a value closed only by the reply's end
 
     def skip(self, chars: str = " \t\r\n") -> None:
         while self.pos < len(self.text) and self.text[self.pos] in chars:
@@ -45,10 +50,26 @@ class _Reader:
     def string(self) -> str:
         end = self.text.find(self.delim, self.pos + len(self.delim))
         if end < 0:
-            raise _Cut
+            # never closed, but the call's own "}" ends the reply (Ollama's repairs of Gemma 4's
+            # issue 15315 outputs): the value runs to it; whole only once the reply ended
+            close = _LAST_CLOSE_RE.search(self.text, self.pos + len(self.delim))
+            if close is None:
+                raise _Cut
+            self.open_ended = True
+            value = self.text[self.pos + len(self.delim) : close.start()]
+            self.pos = close.start()
+            return value
         value = self.text[self.pos + len(self.delim) : end]
         self.pos = end + len(self.delim)
         return value
+
+    def single_quoted(self) -> str:
+        """``pattern:'abc'`` (and a stray delimiter after it): Python's quotes instead of the token."""
+        m = _SINGLE_RE.match(self.text, self.pos)
+        if m is None:
+            raise _Bad
+        self.pos = m.end()
+        return m.group(1)
 
     def value(self) -> Any:
         self.skip()
@@ -60,6 +81,8 @@ class _Reader:
         ch = self.text[self.pos]
         if ch == '"':
             return self.json_string()
+        if ch == "'":
+            return self.single_quoted()
         if ch == "{":
             return self.obj()
         if ch == "[":
@@ -184,6 +207,8 @@ def _extract(
         end = reader.pos
         if text.startswith(end_tok, end):
             end += len(end_tok)
+        if reader.open_ended:
+            calls = [(n, OpenEndedArgs(a) if isinstance(a, dict) else a, c) for n, a, c in calls]
         found.extend(
             Found(name, args, m.start(), end, family, strict=strict, closed=closed)
             for name, args, closed in calls

@@ -7,6 +7,7 @@ numbers (``month=07``), and one string argument that holds its own quote charact
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 
 from agentrun.repair.jsonfix import lex
@@ -51,3 +52,19 @@ def lone_string_kwarg(source: str) -> tuple[str, str, str] | None:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return m.group(1), m.group(2), body
     return m.group(1), m.group(2), value if isinstance(value, str) else body
+
+
+KEYWORD_STAND_IN = "__agentrun_kw_"
+_KEYWORD_ARG_RE = re.compile(rf"(?<![\w.])({'|'.join(keyword.kwlist)})(\s*=)(?!=)")
+
+
+def keyword_args_renamed(source: str) -> str | None:
+    """``book_flight(from="SFO", to="NYC")``: an argument named like a Python keyword (OLMo 3's, in
+    Ollama's tests) renamed to a stand-in outside strings, so Python can parse the call; None when
+    there is none."""
+    out = [
+        tok.text if tok.kind == "str" else _KEYWORD_ARG_RE.sub(rf"{KEYWORD_STAND_IN}\1\2", tok.text)
+        for tok in lex(source)
+    ]
+    fixed = "".join(out)
+    return fixed if fixed != source else None

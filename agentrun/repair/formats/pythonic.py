@@ -18,7 +18,12 @@ from typing import Any
 
 from agentrun.repair.candidates import Found, balanced_end
 from agentrun.repair.formats.jsonlist import json_calls
-from agentrun.repair.formats.pyfix import lone_string_kwarg, sanitize_source
+from agentrun.repair.formats.pyfix import (
+    KEYWORD_STAND_IN,
+    keyword_args_renamed,
+    lone_string_kwarg,
+    sanitize_source,
+)
 
 __all__ = ["PYTHONIC_EXTRACTORS", "parse_calls", "split_calls"]
 
@@ -159,7 +164,7 @@ def _parse_one(source: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def _parse_python(source: str) -> tuple[str, dict[str, Any]] | None:
-    for text in (source, sanitize_source(source)):
+    for text in (source, sanitize_source(source), keyword_args_renamed(source)):
         if text is None:
             continue
         try:
@@ -167,7 +172,7 @@ def _parse_python(source: str) -> tuple[str, dict[str, Any]] | None:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
         if got is not None:
-            return got
+            return got[0], {k.removeprefix(KEYWORD_STAND_IN): v for k, v in got[1].items()}
     lone = lone_string_kwarg(source)
     return (lone[0], {lone[1]: lone[2]}) if lone else None
 
