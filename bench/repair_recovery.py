@@ -216,6 +216,14 @@ BLIND_SETS = (
         "80.0%",
         "0",
     ),
+    (
+        "set 25",
+        "dynamo-fixtures, localai-new2, ollama-new2, sgl-router-new2, vllm-mlx-new3",
+        "2026-12-07 13:11, 4116618",
+        "144/156",
+        "92.3%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 
