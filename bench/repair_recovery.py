@@ -224,6 +224,14 @@ BLIND_SETS = (
         "92.3%",
         "0",
     ),
+    (
+        "set 26",
+        "dynamo-units, localai-new3, ollama-new3, vllm-new8",
+        "2026-12-07 13:16, 5307352",
+        "97/102",
+        "95.1%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

@@ -381,6 +381,18 @@ def test_set_25_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 150
 
 
+def test_set_26_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 26 (the unit tests inside dynamo's parser files, LocalAI's parse and PEG blocks set 25 left,
+    Ollama's last parser tests, vLLM's older parser test files), named before set 25's misses were read,
+    measured once with the readers as of 5307352 (2026-12-07 13:16 UTC): 97/102 (95.1%), 0 false calls,
+    2 wrong arguments, 0 cut-off copies run. Its misses were read and left as choices (the sources.py
+    note): it keeps its blind figure, no call it should not run, none cut off."""
+    held = held_set(tallies, "set 26")
+    assert held.positives >= 102 and held.negatives >= 14
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 2
+    assert held.recovered >= 97
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
