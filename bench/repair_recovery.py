@@ -232,6 +232,14 @@ BLIND_SETS = (
         "95.1%",
         "0",
     ),
+    (
+        "set 27",
+        "transformers-new, vllm-ascend-new, xinference-new",
+        "2026-12-07 13:21, e3900d8",
+        "35/50",
+        "70.0%",
+        "0",
+    ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""
 

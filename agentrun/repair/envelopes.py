@@ -19,6 +19,7 @@ from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.values import indented_layout, kv_value, past_open_value
 from agentrun.repair.structural.xmlish import extract_invocations
+from agentrun.repair.structural.yaml_body import yaml_mapping
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -167,6 +168,8 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
             # Functionary v3.1 / llama.cpp Hermes 2 Pro: <function=NAME>{json}</function>
             args: str | dict[str, object] = inner.strip()
             closed = (closed_outer or ended) and not looks_cut_off(inner)
+        elif "<parameter" not in inner and ended and (mapping := yaml_mapping(inner)) is not None:
+            args, closed = mapping, closed_outer  # "hour: 7" lines (transformers' kv-lines parsing tests)
         elif "<parameter" not in inner and inner.strip().startswith("<") and ended:
             # the parameters as elements named after them (<path>a.py</path>: Qwen2.5 under this wrapper)
             named = extract_invocations(f'<invoke name="x">{inner}</invoke>', None)

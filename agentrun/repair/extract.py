@@ -20,7 +20,7 @@ from agentrun.repair.quoting import quoted
 from agentrun.repair.structural import LOOSE_READERS, STRICT_READERS, Names
 from agentrun.repair.structural.names import offered
 
-__all__ = ["emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
+__all__ = ["drop_separator_tokens", "emitted_at_end", "find_text_calls", "remove_spans", "split_think"]
 
 _CODE_FENCE_RE = re.compile(r"```[ \t]*([\w+-]+)[ \t]*\n.*?(?:\n[ \t\r]*```|\Z)", re.DOTALL)
 _NOT_JSON = {"json", "json5", "jsonc", "tool_call", "tool_calls", "tool", "function_call", "javascript", "js"}
@@ -195,13 +195,26 @@ def _gemma_thoughts(content: str) -> tuple[str, str]:
     return _GEMMA_THOUGHT_RE.sub("", content), "".join(thoughts)
 
 
+_SEPARATOR_TOKEN_RE = re.compile(r"\]<\][a-z_]{1,20}\[>\[")
+
+
+def drop_separator_tokens(content: str | None) -> str | None:
+    """MiniMax M3's ``]<]minimax[>[`` token before each tag of its calls (vLLM-Ascend's MiniMax M3
+    parser tests): markup between the tags, not text, so the calls read as plain XML."""
+    if not content or "]<]" not in content:
+        return content
+    return _SEPARATOR_TOKEN_RE.sub("", content)
+
+
 def split_think(content: str | None, *, ended: bool = True) -> tuple[str | None, str]:
     """Split thinking that a server without a reasoning parser left in content: ``<think>..
     </think>`` (or only the close), Seed-OSS ``<seed:think>``, Command R ``<|START_THINKING|>``,
     Magistral ``[THINK]..[/THINK]``.
 
     Returns (visible content, reasoning text). A raw gpt-oss harmony reply is split by channel.
+    MiniMax M3's separator tokens between tags are dropped first (``drop_separator_tokens``).
     """
+    content = drop_separator_tokens(content)
     if content and "<channel|>" in content:
         content, thought = _gemma_thoughts(content)
         visible, more = split_think(content, ended=ended)

@@ -50,6 +50,9 @@ def _convert(elem: ET.Element, prop: Any, typed: Typer) -> Any:
     same = len({c.tag for c in children}) == 1 and (len(children) > 1 or children[0].tag in ("item", "li"))
     if "array" in kind or (same and "object" not in kind):
         items = prop.get("items") if isinstance(prop, dict) else None
+        fields = (items.get("properties") or {}) if isinstance(items, dict) else {}
+        if isinstance(items, dict) and not same and fields and {c.tag for c in children} <= set(fields):
+            return [_convert(elem, {**items, "type": "object"}, typed)]  # one item's fields, unwrapped
         return [_convert(c, items, typed) for c in children]
     out: dict[str, Any] = {}
     for child in children:
