@@ -79,11 +79,17 @@ NOTES = (
     "RWKV tests keep such a block as content): narrowed to a fence tagged as a command since; set 17's "
     "false call from a call element holding only a name inside a wrapper never closed, fixed since; six "
     "set 17 misses were gathering errors (calls without a required argument), removed. Sets 18 and 19 "
-    "(llama.cpp's test-chat texts, whole and partial; vLLM's and SGLang's remaining parser tests) are held "
-    "out, measured once and not read but for one case each that failed a safety test (a call in "
-    "thinking run from a copy cut before its close; fixed: names that differ by a number are different "
-    "tools, thinking left open is thinking until the reply ended): 171/185 (92.4%), 0 false calls. The "
-    "issue's goal of 98% held out was not met on any set."
+    "(llama.cpp's test-chat texts, whole and partial; vLLM's and SGLang's remaining parser tests): "
+    "171/185 (92.4%) blind, 0 false calls. Sets 20-28 (2026-12-07 12:15-13:25 UTC, same discipline, two "
+    "gatherers per set; shapes in test_set18_19_shapes.py .. test_set27_shapes.py): a test that expects "
+    "a call its own request refuses (a tool it does not declare, arguments its schema rejects, an empty "
+    "name) is a negative with the test's expectation kept (engine_expected); a tool-call middleware's "
+    "and RL frameworks' conventions (sets 21, 22: YAML bodies, salvage of broken XML) land at 56-58% "
+    "blind, engines' parser tests at 80-95% and rising set by set (set 22's engine files 67/75, set 23's "
+    "60/70, set 24 52/65, set 25 144/156, set 26 97/102), with 0 false calls in sets 24-27 and 0 cut-off "
+    "copies run in every set since 20. Where the misses are choices (a quote between filler words, a "
+    "value's layout engines disagree on, arguments a validating repair refuses) they stay. The issue's "
+    "goal of 98% held out was not met on any set."
 )
 
 BLIND_SETS = (
@@ -238,6 +244,14 @@ BLIND_SETS = (
         "2026-12-07 13:21, e3900d8",
         "35/50",
         "70.0%",
+        "0",
+    ),
+    (
+        "set 28 (not read)",
+        "dynamo-rest, vllm-new9, llama-stack-new, harmony-new, ai-sdk-tool-parser4 (engines 165/170)",
+        "2026-12-07 13:25, 5465822",
+        "181/216",
+        "83.8%",
         "0",
     ),
 )

@@ -405,6 +405,21 @@ def test_set_27_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 49
 
 
+def test_the_held_out_set_keeps_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 28 (the tests in dynamo's parsers.rs and tools.rs, vLLM's older entrypoint tool-parser tests,
+    llama-stack's and harmony's newest, the AI SDK middleware's last unread files), named before set 27's
+    misses were read, gathered by two helpers who did not read the readers, measured once with the
+    readers as of 5465822 (2026-12-07 13:25 UTC): 181/216 (83.8%), 0 false calls, 3 wrong arguments, 0
+    cut-off copies run; the engines' own tests 165/170 (97.1%). Held out: nobody has read its misses, so
+    this is a floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 28")
+    assert held.positives >= 216 and held.negatives >= 30
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 3
+    assert held.recovered >= 181
+    engines = total(tallies[s] for s in ("dynamo-rest", "vllm-new9", "llama-stack-new", "harmony-new"))
+    assert engines.recovered >= 165 and engines.positives >= 170
+
+
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
     """Every source the corpus gathered from another project belongs to a named held-out set; a source
     measured and read since keeps its first figure in WAS_HELD_OUT, and the rest are held out (a set
