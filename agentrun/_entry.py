@@ -1,7 +1,9 @@
 """The ``agentrun`` console script: Ctrl-C while Python is still importing is an exit, not a traceback.
 
 The CLI imports typer, rich, pydantic and the command modules before any of its own code
-can catch anything; a Ctrl-C in that second would print a ``KeyboardInterrupt`` traceback.
+can catch anything; a Ctrl-C in that second would print a ``KeyboardInterrupt`` traceback. After
+it, a Ctrl-C that lands in a later import is sent again until it lands outside one
+(``interrupts.interrupt_outside_imports``).
 
 A SIGINT that agentrun was started with ignored stays ignored, for the whole run: a shell
 ignores it in what a script starts in the background (``agentrun load ... &``), so that a
@@ -30,4 +32,8 @@ def main() -> None:
         signal.signal(signal.SIGINT, previous)
     if interrupted:
         sys.exit(EXIT_INTERRUPTED)
+    if previous is signal.default_int_handler:  # (not when started with SIGINT ignored)
+        from agentrun.interrupts import interrupt_outside_imports
+
+        signal.signal(signal.SIGINT, interrupt_outside_imports)
     cli_main()

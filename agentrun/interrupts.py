@@ -50,6 +50,21 @@ def _deliver(handler: Any, signum: int, frame: FrameType | None) -> None:
         signal.raise_signal(signum)
 
 
+def interrupt_outside_imports(signum: int, frame: FrameType | None) -> None:
+    """SIGINT's handler for a run: ``KeyboardInterrupt``, as Python's own, except while the import
+    machinery runs. Raised inside its callbacks (a module lock's weakref callback) the exception is
+    swallowed ("Exception ignored in ...") and the run goes on to exit 0 (a fresh-clone CI run caught
+    it: a Ctrl-C 1.1 s into a run landed in a late import). There the signal is sent again a moment
+    later, until it lands in the run's own code."""
+    caller = frame
+    while caller is not None:
+        if caller.f_code.co_filename.startswith("<frozen importlib"):
+            threading.Timer(0.005, os.kill, (os.getpid(), signum)).start()
+            return
+        caller = caller.f_back
+    raise KeyboardInterrupt
+
+
 # A load runs many sessions on threads; a signal lands only on the main thread, so the load
 # tells its sessions to stop through an event each session's thread checks at its next token,
 # tool call or turn (``check_stop``), where a single run would have met the KeyboardInterrupt.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -86,3 +87,28 @@ def test_the_cli_keeps_an_ignored_sigint_while_it_imports() -> None:
             proc.kill()
             proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Usage" in out, proc.returncode
+
+
+def test_ctrl_c_during_an_import_arrives_after_it(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A Ctrl-C that lands while a module is imported would be swallowed inside the import machinery's
+    callbacks ("Exception ignored in ..."): the run's handler sends it again until it lands outside."""
+    import importlib
+    import time
+
+    from agentrun.interrupts import interrupt_outside_imports
+
+    (tmp_path / "slow_module_for_ctrl_c.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nfor _ in range(1000):\n    pass\nDONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = signal.signal(signal.SIGINT, interrupt_outside_imports)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            module = importlib.import_module("slow_module_for_ctrl_c")
+            assert module.DONE  # the import ran to its end
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert sys.modules["slow_module_for_ctrl_c"].DONE  # not cut off inside the import machinery
