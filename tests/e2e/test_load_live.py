@@ -63,8 +63,12 @@ def test_a_mixed_load_meets_one_embedded_server(tmp_path: Path, todo_image: str,
     document = json.loads((folder / "load.json").read_text())
     sessions = document["sessions"]
     assert sorted(s["source"] for s in sessions) == ["greet-cli", "greet-cli", "todo-cli", "todo-cli"]
-    assert all(s["hidden_tests_passed"] == s["hidden_tests_total"] > 0 for s in sessions), sessions
+    graded = [
+        (s["session"], s["source"], s["hidden_tests_passed"], s["hidden_tests_total"]) for s in sessions
+    ]
     runs = [json.loads((Path(s["run_dir"]) / "result.json").read_text()) for s in sessions]
+    why = [(r.get("outcome"), r.get("error"), r.get("stop_reason")) for r in runs]
+    assert all(s["hidden_tests_passed"] == s["hidden_tests_total"] > 0 for s in sessions), (graded, why)
     assert len({r["base_url"] for r in runs}) == 1
     assert len(document["server"]["metrics_urls"]) == 1 and document["server_series"]
 
