@@ -131,7 +131,7 @@ def _param_value(p: re.Match[str]) -> str:
     return _trim_value(value)
 
 
-def _lead_params(body: str) -> dict[str, object]:
+def _param_values(body: str) -> dict[str, object]:
     """Each ``<parameter=k>``'s value; one written several times is each of them, in order (typed as
     the schema's array, else the last: the AI SDK middleware's repeated-parameter tests)."""
     out: dict[str, object] = {}
@@ -176,7 +176,7 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
             args = named[0].arguments if len(named) == 1 and named[0].closed else inner
             closed = closed_outer
         else:
-            args = leftover_args(inner, _PARAM_RE, _lead_params(inner))
+            args = leftover_args(inner, _PARAM_RE, _param_values(inner))
             closed = closed_outer and ended
         found.append(
             Found(
@@ -251,7 +251,7 @@ def extract_tool_call_tags(text: str) -> list[Found]:
             inner = _qwen_functions(body, 0, True, outer_end=closed)
             lead = body[: body.find("<function=")]  # parameters written before their function (MiMo V2)
             if len(inner) == 1 and isinstance(args := inner[0].arguments, dict) and "<parameter=" in lead:
-                inner = [replace(inner[0], arguments={**_lead_params(lead), **args})]
+                inner = [replace(inner[0], arguments={**_param_values(lead), **args})]
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         else:
             head = stripped.split("<arg_key>", 1)[0]
