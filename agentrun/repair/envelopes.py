@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from agentrun.repair.candidates import Found, RawText, Repeated, balanced_end, strip_fence
+from agentrun.repair.candidates import Found, LoneInput, RawText, Repeated, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
@@ -100,7 +100,8 @@ def extract_dsml(text: str) -> list[Found]:
 
 _TOOL_CALL_END_RE = re.compile(r"</tool_call>|<tool_call>")
 _TOOL_CALL_OPEN_RE = re.compile(r"<tool_call>")
-_FUNCTION_RE = re.compile(r"<function=([^>\n]+)>(.*?)(?:</function>|(?=<function=)|\Z)", re.DOTALL)
+_FUNCTION_OPEN_RE = re.compile(r"<function=([^>\n]+)>")
+_FUNCTION_END_RE = re.compile(r"</function>|<function=")
 _PARAM_RE = re.compile(
     r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
 )
@@ -160,16 +161,17 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
     """``<function=..>`` calls in ``body``; with ``outer_end`` (the ``</tool_call>`` around them
     arrived) the last one ended even if its ``</function>`` was dropped."""
     found: list[Found] = []
-    functions = list(_FUNCTION_RE.finditer(body))
-    for i, f in enumerate(functions):
-        inner = f.group(2)
-        ended = f.group(0).rstrip().endswith("</function>") or (outer_end and i == len(functions) - 1)
+    functions = list(_functions(body))
+    for i, (name, start, inner, end, closed_tag) in enumerate(functions):
+        ended = closed_tag or (outer_end and i == len(functions) - 1)
         if inner.strip().startswith("{") and "<parameter=" not in inner:
             # Functionary v3.1 / llama.cpp Hermes 2 Pro: <function=NAME>{json}</function>
             args: str | dict[str, object] = inner.strip()
             closed = (closed_outer or ended) and not looks_cut_off(inner)
         elif "<parameter" not in inner and ended and (mapping := yaml_mapping(inner)) is not None:
             args, closed = mapping, closed_outer  # "hour: 7" lines (transformers' kv-lines parsing tests)
+        elif "<" not in inner and inner.strip() and ended:  # one text: a one-input tool's (as <invoke>'s)
+            args, closed = LoneInput(_trim_value(inner)), closed_outer
         elif "<parameter" not in inner and inner.strip().startswith("<") and ended:
             # the parameters as elements named after them (<path>a.py</path>: Qwen2.5 under this wrapper)
             named = extract_invocations(f'<invoke name="x">{inner}</invoke>', None)
@@ -178,12 +180,26 @@ def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bo
         else:
             args = leftover_args(inner, _PARAM_RE, _param_values(inner))
             closed = closed_outer and ended
-        found.append(
-            Found(
-                f.group(1).strip(), args, offset + f.start(), offset + f.end(), "qwen3_coder", closed=closed
-            )
-        )
+        found.append(Found(name, args, offset + start, offset + end, "qwen3_coder", closed=closed))
     return found
+
+
+def _functions(body: str) -> Iterator[tuple[str, int, str, int, bool]]:
+    """(name, start, inner, end, closed by its tag) of each ``<function=..>``: it ends at its
+    ``</function>``, at the next ``<function=`` (not one inside a parameter's value that closes
+    after it: vLLM's Qwen3 XML literal-tag tests), or at the end."""
+    pos = 0
+    while (f := _FUNCTION_OPEN_RE.search(body, pos)) is not None:
+        m = _FUNCTION_END_RE.search(body, f.end())
+        while m is not None and m.group(0) != "</function>":
+            past = past_open_value(body, f.end(), m.start(), _FUNCTION_OPEN_RE)
+            if past < 0:
+                break
+            m = _FUNCTION_END_RE.search(body, past)
+        end = len(body) if m is None else (m.end() if m.group(0) == "</function>" else m.start())
+        stop = m.start() if m is not None else len(body)
+        yield f.group(1).strip(), f.start(), body[f.end() : stop], end, end != stop
+        pos = end
 
 
 _JSON_BODY_END_RE = re.compile(r"\s*(</tool_call>)")
@@ -212,9 +228,9 @@ def _tool_call_blocks(text: str) -> Iterator[tuple[int, str, int, bool]]:
         m = _TOOL_CALL_END_RE.search(text, body_start)
         if m is not None and (inside := _end_in_json_string(text, body_start, m.start())) is not None:
             m = inside
-        while m is not None and m.group(0) == "</tool_call>":
+        while m is not None:  # a tag inside a value that closes after it is the value's text
             past = past_open_value(text, body_start, m.start(), _TOOL_CALL_OPEN_RE)
-            if past == -1:
+            if past == -1 or (past == -2 and m.group(0) == "<tool_call>"):
                 break
             m = _TOOL_CALL_END_RE.search(text, past) if past >= 0 else None
         if m is None:

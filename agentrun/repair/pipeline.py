@@ -218,7 +218,7 @@ def _lone(run: _Run, cand: Found) -> None:
     if spec is None:
         return
     key = lone_parameter(spec.parameters, cand.arguments)
-    if key is None:
+    if key is None and (spec.parameters.get("properties") or {}):  # (a tool taking none: not its input)
         message = (
             f"The call to {spec.name!r} gave one text as its input; it takes named arguments. "
             "Send the call again with its arguments as one JSON object."
@@ -226,10 +226,10 @@ def _lone(run: _Run, cand: Found) -> None:
         run.reject(cand, "schema", message)
         return
     text = str(cand.arguments).strip()
-    after = _dump({"name": spec.name, "arguments": {key: text}})
+    after = _dump({"name": spec.name, "arguments": {key: text} if key else {}})
     kind = "reasoning_tool_call" if cand.origin == "reasoning" else "text_tool_call"
     run.event(kind, cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}, lone input")
-    _finish(run, cand, cand.id, spec, {key: RawText(text)})
+    _finish(run, cand, cand.id, spec, {key: RawText(text)} if key else {})
 
 
 def _process(run: _Run, cand: Found) -> None:

@@ -17,7 +17,7 @@ import re
 from agentrun.repair.candidates import Found
 from agentrun.repair.jsonfix import looks_cut_off
 
-__all__ = ["HARMONY_TOKENS", "extract_harmony", "split_harmony"]
+__all__ = ["HARMONY_TOKENS", "extract_harmony", "extract_harmony_offered", "split_harmony"]
 
 _MESSAGE_RE = re.compile(
     r"(?:<\|start\|>)?(?P<pre>[^<]*)<\|channel\|>(?P<header>[^<]*)"
@@ -44,6 +44,23 @@ def extract_harmony(text: str) -> list[Found]:
         # <|call|> is a stop token many servers strip: without it, only a whole JSON body counts
         closed = bool(m.group("end")) or _whole_json(body)
         found.append(Found(name, body, m.start(), m.end(), "gpt_oss", closed=closed))
+    return found
+
+
+def extract_harmony_offered(text: str, known: frozenset[str] | None) -> list[Found]:
+    """Messages to a recipient outside ``functions.`` that the request itself offered as a tool
+    (a client declaring ``browser.search``: openai/harmony's streamable-parser test); its
+    built-in tools the request did not offer stay the server's."""
+    if not known or "<|channel|>" not in text or "<|message|>" not in text:
+        return []
+    found: list[Found] = []
+    for m in _MESSAGE_RE.finditer(text):
+        recipient = _RECIPIENT_RE.search(m.group("pre") + " " + m.group("header"))
+        if recipient is None or recipient.group(1) not in known:
+            continue
+        body = m.group("body").strip()
+        closed = bool(m.group("end")) or _whole_json(body)
+        found.append(Found(recipient.group(1), body, m.start(), m.end(), "gpt_oss", closed=closed))
     return found
 
 

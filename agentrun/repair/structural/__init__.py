@@ -23,6 +23,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   (``functions.ping:0{..}``, Kimi K2's id without its tokens; gptme's ``@shell(id): {..}``);
 * ``shell_fence``: the one fence of a reply tagged as a shell command (```mswea_bash_command), when
   the only tool offered is a shell (mini-swe-agent's action); a plain ```bash block is code shown;
+* ``harmony_offered``: a gpt-oss message to a recipient the request offered by that very name
+  (``to=browser.search``), where ``functions.`` is the family reader's;
 * ``tool_label``: Code World Model's ``<tool: LABEL>`` block, the tool's name and input inside;
 * ``line_prefixed``: a requested tool's name on its own line, then its parameters as elements;
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
@@ -38,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentrun.repair.candidates import Found
+from agentrun.repair.formats.harmony import extract_harmony_offered
 from agentrun.repair.structural.colon_tokens import extract_colon_tokens
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
 from agentrun.repair.structural.labelled import extract_labelled
@@ -64,6 +67,7 @@ STRICT_READERS: tuple[Reader, ...] = (
     extract_token_tags,
     extract_colon_tokens,
     extract_tool_label,
+    extract_harmony_offered,
 )
 """Shapes that mark a call by themselves: found even beside native calls."""
 

@@ -25,7 +25,9 @@ _KEYS = (
     "name|function|tool|tool_name|function_name|type|id|arguments|parameters|args|input|action|action_input"
     "|recipient_name|toolName|functionName|tool_uses|server_idx|tool_args|api_name|tag|request|_name|thoughts|command_name"
 )
-_START_RE = re.compile(rf"\{{\s*[\"'](?:{_KEYS.replace('_', '[ _]')})[\"']\s*:")  # "function name" too
+_START_RE = re.compile(
+    rf"\{{\s*(?:[\"'](?:{_KEYS.replace('_', '[ _]')})[\"']|(?:{_KEYS}))\s*:"
+)  # "function name" too; a key unquoted (relaxed JSON: the AI SDK middleware's RJSON tests)
 _LIST_BEFORE_RE = re.compile(r"\[\s*$")
 
 

@@ -123,7 +123,7 @@ _VALUE_OPEN_RE = re.compile(r"<((?:[a-z]+_)?arg_value|value|parameter|param|argu
 
 
 def past_open_value(text: str, start: int, at: int, again: re.Pattern[str]) -> int:
-    """A wrapper's closing tag found at ``text[at]`` that lies inside a value opened in
+    """A wrapper's closing tag (or an opening one) found at ``text[at]`` that lies inside a value opened in
     ``text[start:at]``, one whose own closing tag comes after it (``<arg_value>literal
     </tool_call> marker</arg_value>``), is the value's text: returns where to look for the
     wrapper's close again (just past the value's), or -1 when ``at`` is the close. The value
@@ -142,6 +142,6 @@ def past_open_value(text: str, start: int, at: int, again: re.Pattern[str]) -> i
     end = text.find(close, at)
     if end < 0 and last.group(1).endswith("value"):
         return -2
-    if end < 0 or again.search(text, at, end) or text.find(f"<{last.group(1)}", at, end) >= 0:
+    if end < 0 or again.search(text, at + 1, end) or text.find(f"<{last.group(1)}", at, end) >= 0:
         return -1
     return end + len(close)

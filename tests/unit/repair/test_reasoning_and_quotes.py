@@ -74,17 +74,20 @@ def test_a_call_after_a_finished_sentence_still_runs(tools, reply) -> None:  # t
 
 def test_a_body_the_parser_cannot_read_is_never_run_as_empty_arguments(tools, reply) -> None:  # type: ignore[no-untyped-def]
     for content in (
-        "<tool_call>\n<function=run_shell>\nls -la\n</function>\n</tool_call>",  # no <parameter=..>
+        "<tool_call>\n<function=write_file>\nhello\n</function>\n</tool_call>",  # no <parameter=..>
         '<minimax:tool_call><invoke name="write_file">hello</invoke></minimax:tool_call>',  # two inputs
     ):
         result = correct(reply(content), tools)
         assert result.calls == (), content
         assert len(result.rejected) == 1, content
-    # an invocation's plain text is a one-input tool's input (gptme's <invoke name="shell">echo hi</invoke>)
-    one = correct(
-        reply('<minimax:tool_call><invoke name="run_shell">ls -la</invoke></minimax:tool_call>'), tools
-    )
-    assert [(c.name, c.arguments) for c in one.calls] == [("run_shell", {"command": "ls -la"})]
+    # an invocation's plain text is a one-input tool's input (gptme's <invoke name="shell">echo hi</invoke>),
+    # under Qwen3-Coder's <function=..> as under <invoke> (the AI SDK middleware's tool-name salvage tests)
+    for content in (
+        '<minimax:tool_call><invoke name="run_shell">ls -la</invoke></minimax:tool_call>',
+        "<tool_call>\n<function=run_shell>\nls -la\n</function>\n</tool_call>",
+    ):
+        one = correct(reply(content), tools)
+        assert [(c.name, c.arguments) for c in one.calls] == [("run_shell", {"command": "ls -la"})], content
     # GLM without <arg_key>: not even a GLM call, so it stays text
     assert correct(reply("<tool_call>run_shell\nls -la</tool_call>"), tools).calls == ()
 
