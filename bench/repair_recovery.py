@@ -247,11 +247,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 28 (not read)",
+        "set 28",
         "dynamo-rest, vllm-new9, llama-stack-new, harmony-new, ai-sdk-tool-parser4 (engines 165/170)",
         "2026-12-07 13:25, 5465822",
         "181/216",
         "83.8%",
+        "0",
+    ),
+    (
+        "set 29 (not read)",
+        "deepseek-encoding, functionary, litellm-new, max-serve, rtp-llm, trl",
+        "2026-12-07 15:40, fb5f82c",
+        "107/112",
+        "95.5%",
         "0",
     ),
 )

@@ -13,13 +13,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from agentrun.repair.candidates import Found, LoneInput, RawText, Repeated, balanced_end, strip_fence
+from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pythonic import parse_calls
 from agentrun.repair.jsonfix import looks_cut_off
-from agentrun.repair.structural.values import indented_layout, kv_value, past_open_value
-from agentrun.repair.structural.xmlish import extract_invocations
-from agentrun.repair.structural.yaml_body import yaml_mapping
+from agentrun.repair.qwen_coder import ESCAPED_BLANKS, leftover_args, param_values, qwen_functions
+from agentrun.repair.structural.values import kv_value, past_open_value
 
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
@@ -64,7 +63,7 @@ def extract_deepseek(text: str) -> list[Found]:
 _DSML_INVOKE_RE = re.compile(
     rf"<{_B}DSML{_B}invoke\s+name=\"([^\"]*)\"\s*>(.*?)(?:</{_B}DSML{_B}invoke>|\Z)", re.DOTALL
 )
-_DSML_PARAM_RE = re.compile(
+_DSMLPARAM_RE = re.compile(
     rf"<{_B}DSML{_B}parameter\s+name=\"([^\"]*)\"(?:\s+string=\"(true|false)\")?\s*>(.*?)</{_B}DSML{_B}parameter>",
     re.DOTALL,
 )
@@ -85,7 +84,7 @@ def extract_dsml(text: str) -> list[Found]:
             found.append(Found(m.group(1), body, m.start(), m.end(), "dsml", closed=whole))
             continue
         args: dict[str, object] = {}
-        for p in _DSML_PARAM_RE.finditer(m.group(2)):
+        for p in _DSMLPARAM_RE.finditer(m.group(2)):
             name, is_string, value = p.group(1), p.group(2), p.group(3)
             if is_string == "false":
                 try:
@@ -100,106 +99,9 @@ def extract_dsml(text: str) -> list[Found]:
 
 _TOOL_CALL_END_RE = re.compile(r"</tool_call>|<tool_call>")
 _TOOL_CALL_OPEN_RE = re.compile(r"<tool_call>")
-_FUNCTION_OPEN_RE = re.compile(r"<function=([^>\n]+)>")
-_FUNCTION_END_RE = re.compile(r"</function>|<function=")
-_PARAM_RE = re.compile(
-    r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
-)
 _GLM_ARG_RE = re.compile(
     r"<arg_key>(.*?)</arg_key>(?:\s|\\[nrt])*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL
 )
-
-
-def _trim_value(value: str) -> str:
-    """Qwen3-Coder's template puts a newline after ``<parameter=p>`` and before its close; without
-    the first, a last newline is the value's own (a file's last line)."""
-    if (block := indented_layout(value)) is not None:
-        return block
-    if value.startswith("\n"):
-        value = value[1:]
-        return value[:-1] if value.endswith("\n") else value
-    if value.startswith("\\n") and value.endswith("\\n") and len(value) >= 4:
-        return value[2:-2]  # the same layout written as escapes, as the whole reply is (LocalAI's tests)
-    return value
-
-
-def _param_value(p: re.Match[str]) -> str:
-    """A parameter's value; one the next tag ends without ``</parameter>`` loses the newline before
-    that tag, layout as before a close (SGLang's Qwen3-Coder implicit-close test)."""
-    value = p.group(2)
-    if not p.group(0).endswith("</parameter>") and value.endswith("\n"):
-        value = value[:-1]
-    return _trim_value(value)
-
-
-def _param_values(body: str) -> dict[str, object]:
-    """Each ``<parameter=k>``'s value; one written several times is each of them, in order (typed as
-    the schema's array, else the last: the AI SDK middleware's repeated-parameter tests)."""
-    out: dict[str, object] = {}
-    for p in _PARAM_RE.finditer(body):
-        key, value = p.group(1).strip(), RawText(_param_value(p))
-        before = out.get(key)
-        out[key] = (
-            Repeated([*before, value])
-            if isinstance(before, Repeated)
-            else (Repeated([before, value]) if isinstance(before, RawText) else value)
-        )
-    return out
-
-
-def leftover_args(body: str, pattern: re.Pattern[str], args: dict[str, object]) -> str | dict[str, object]:
-    """``args``, or the raw body when text outside the parameter tags would be lost (never ``{}``
-    for a body that said something)."""
-    rest = _ESCAPED_BLANKS.sub("", pattern.sub("", body)).strip()
-    return body if rest else args
-
-
-_ESCAPED_BLANKS = re.compile(r"(?:\\[nrt])+")  # a newline between tags written as its escape (sglang-jax)
-
-
-def _qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: bool = False) -> list[Found]:
-    """``<function=..>`` calls in ``body``; with ``outer_end`` (the ``</tool_call>`` around them
-    arrived) the last one ended even if its ``</function>`` was dropped."""
-    found: list[Found] = []
-    functions = list(_functions(body))
-    for i, (name, start, inner, end, closed_tag) in enumerate(functions):
-        ended = closed_tag or (outer_end and i == len(functions) - 1)
-        if inner.strip().startswith("{") and "<parameter=" not in inner:
-            # Functionary v3.1 / llama.cpp Hermes 2 Pro: <function=NAME>{json}</function>
-            args: str | dict[str, object] = inner.strip()
-            closed = (closed_outer or ended) and not looks_cut_off(inner)
-        elif "<parameter" not in inner and ended and (mapping := yaml_mapping(inner)) is not None:
-            args, closed = mapping, closed_outer  # "hour: 7" lines (transformers' kv-lines parsing tests)
-        elif "<" not in inner and inner.strip() and ended:  # one text: a one-input tool's (as <invoke>'s)
-            args, closed = LoneInput(_trim_value(inner)), closed_outer
-        elif "<parameter" not in inner and inner.strip().startswith("<") and ended:
-            # the parameters as elements named after them (<path>a.py</path>: Qwen2.5 under this wrapper)
-            named = extract_invocations(f'<invoke name="x">{inner}</invoke>', None)
-            args = named[0].arguments if len(named) == 1 and named[0].closed else inner
-            closed = closed_outer
-        else:
-            args = leftover_args(inner, _PARAM_RE, _param_values(inner))
-            closed = closed_outer and ended
-        found.append(Found(name, args, offset + start, offset + end, "qwen3_coder", closed=closed))
-    return found
-
-
-def _functions(body: str) -> Iterator[tuple[str, int, str, int, bool]]:
-    """(name, start, inner, end, closed by its tag) of each ``<function=..>``: it ends at its
-    ``</function>``, at the next ``<function=`` (not one inside a parameter's value that closes
-    after it: vLLM's Qwen3 XML literal-tag tests), or at the end."""
-    pos = 0
-    while (f := _FUNCTION_OPEN_RE.search(body, pos)) is not None:
-        m = _FUNCTION_END_RE.search(body, f.end())
-        while m is not None and m.group(0) != "</function>":
-            past = past_open_value(body, f.end(), m.start(), _FUNCTION_OPEN_RE)
-            if past < 0:
-                break
-            m = _FUNCTION_END_RE.search(body, past)
-        end = len(body) if m is None else (m.end() if m.group(0) == "</function>" else m.start())
-        stop = m.start() if m is not None else len(body)
-        yield f.group(1).strip(), f.start(), body[f.end() : stop], end, end != stop
-        pos = end
 
 
 _JSON_BODY_END_RE = re.compile(r"\s*(</tool_call>)")
@@ -264,14 +166,14 @@ def extract_tool_call_tags(text: str) -> list[Found]:
                 "function="
             ):  # its "<" dropped (GLM-4.7, the AI SDK middleware's tests)
                 body = body.replace("function=", "<function=", 1)
-            inner = _qwen_functions(body, 0, True, outer_end=closed)
+            inner = qwen_functions(body, 0, True, outer_end=closed)
             lead = body[: body.find("<function=")]  # parameters written before their function (MiMo V2)
             if len(inner) == 1 and isinstance(args := inner[0].arguments, dict) and "<parameter=" in lead:
-                inner = [replace(inner[0], arguments={**_param_values(lead), **args})]
+                inner = [replace(inner[0], arguments={**param_values(lead), **args})]
             found.extend(Found(f.name, f.arguments, start, end, f.family, closed=f.closed) for f in inner)
         else:
             head = stripped.split("<arg_key>", 1)[0]
-            name = _ESCAPED_BLANKS.sub(" ", head).strip()
+            name = ESCAPED_BLANKS.sub(" ", head).strip()
             if not re.fullmatch(r"[\w.\-]+", name):
                 continue
             glm = {k.strip(): kv_value(v) for k, v in _GLM_ARG_RE.findall(body)}
@@ -284,7 +186,7 @@ def extract_tool_call_tags(text: str) -> list[Found]:
 
 def extract_bare_functions(text: str) -> list[Found]:
     """Qwen3-Coder / OpenHands ``<function=name><parameter=p>v</parameter></function>`` without a wrapper."""
-    return _qwen_functions(text, 0, True)
+    return qwen_functions(text, 0, True)
 
 
 _KIMI_RE = re.compile(

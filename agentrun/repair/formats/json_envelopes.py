@@ -176,13 +176,14 @@ def extract_functionary_v32(text: str) -> list[Found]:
     return found
 
 
-_RECIPIENT_RE = re.compile(r"<\|recipient\|>[ \t]*([A-Za-z_][\w.\-]*)\s*<\|content\|>(?=\s*\{)")
+# the first call's <|recipient|> may end the prompt, the reply beginning with the name (functionary's v2 tests)
+_RECIPIENT_RE = re.compile(r"(?:<\|recipient\|>|\A)[ \t]*([A-Za-z_][\w.\-]*)\s*<\|content\|>(?=\s*\{)")
 
 
 def extract_functionary_v3(text: str) -> list[Found]:
     """Functionary v3 (v2 template) ``<|from|>assistant\n<|recipient|>NAME\n<|content|>{json}``
     (``all`` is the user, not a tool)."""
-    if "<|recipient|>" not in text:
+    if "<|content|>" not in text:
         return []
     found: list[Found] = []
     for m in _RECIPIENT_RE.finditer(text):

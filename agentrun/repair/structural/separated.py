@@ -1,4 +1,5 @@
-"""Call bodies marked by one token: DeepSeek's separator alone, or a ``<tool_call>`` name line.
+"""Call bodies marked by one token: DeepSeek's separator alone, or a name line after ``<tool_call>``
+or another special token.
 
 ``<tool_call>get_weather\n{"location": "SF"}</tool_call>`` (Laguna, in Ollama's tests): the
 tool's name on the wrapper's first line, then its arguments as one JSON object right before the
@@ -68,18 +69,23 @@ def extract_separated(text: str, known: Names) -> list[Found]:
     return found
 
 
-_NAME_LINE_RE = re.compile(r"<tool_call>[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\n\s*(?=\{)")
-_TOOL_CALL_CLOSE_RE = re.compile(r"\s*</tool_call>")
+_NAME_LINE_RE = re.compile(r"(<tool_call>|<\|[\w.\-]+\|>)[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\n\s*(?=\{)")
+_CLOSE_RE = re.compile(r"\s*</tool_call>")
+_NEXT_RE = re.compile(r"\s*(?:<\||\Z)")  # a special token's name line: the next token, or the end
 
 
 def extract_name_line_json(text: str, known: Names) -> list[Found]:
-    """``<tool_call>NAME\\n{json}</tool_call>`` for a requested tool; never raises."""
-    if "<tool_call>" not in text or known is None:
+    """``<tool_call>NAME\\n{json}</tool_call>`` for a requested tool, and the same name line after a
+    special token (``<|reserved_special_token_249|>get_weather\\n{..}``: Functionary v2 on Llama 3,
+    each call so, one after the other); never raises."""
+    if known is None or ("<tool_call>" not in text and "|>" not in text):
         return []
     found = []
     for m in _NAME_LINE_RE.finditer(text):
         end = balanced_end(text, m.end())
-        close = _TOOL_CALL_CLOSE_RE.match(text, end) if end is not None else None
-        if close is not None and names_tool(m.group(1), known):
-            found.append(Found(m.group(1), text[m.end() : end], m.start(), close.end(), "name_line_json"))
+        after = _CLOSE_RE if m.group(1) == "<tool_call>" else _NEXT_RE
+        close = after.match(text, end) if end is not None else None
+        if close is not None and names_tool(m.group(2), known):
+            stop = close.end() if m.group(1) == "<tool_call>" else end
+            found.append(Found(m.group(2), text[m.end() : end], m.start(), stop, "name_line_json"))
     return found

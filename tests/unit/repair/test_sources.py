@@ -405,19 +405,29 @@ def test_set_27_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 49
 
 
-def test_the_held_out_set_keeps_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_28_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 28 (the tests in dynamo's parsers.rs and tools.rs, vLLM's older entrypoint tool-parser tests,
     llama-stack's and harmony's newest, the AI SDK middleware's last unread files), named before set 27's
-    misses were read, gathered by two helpers who did not read the readers, measured once with the
-    readers as of 5465822 (2026-12-07 13:25 UTC): 181/216 (83.8%), 0 false calls, 3 wrong arguments, 0
-    cut-off copies run; the engines' own tests 165/170 (97.1%). Held out: nobody has read its misses, so
-    this is a floor under what was measured, not the goal (98%)."""
+    misses were read, measured once with the readers as of 5465822 (2026-12-07 13:25 UTC): 181/216
+    (83.8%), 0 false calls, 3 wrong arguments, 0 cut-off copies run; the engines' own tests 165/170.
+    Read and fixed as shapes (test_set28_shapes.py)."""
     held = held_set(tallies, "set 28")
     assert held.positives >= 216 and held.negatives >= 30
-    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 3
-    assert held.recovered >= 181
-    engines = total(tallies[s] for s in ("dynamo-rest", "vllm-new9", "llama-stack-new", "harmony-new"))
-    assert engines.recovered >= 165 and engines.positives >= 170
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 2
+    assert held.recovered >= 213
+
+
+def test_the_held_out_set_keeps_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 29 (rtp-llm's GLM, Qwen3-Coder and Hermes parser tests, functionary's prompt-template parsing,
+    MAX serve's Llama 3 JSON parser, litellm's text tool-call tests, trl's response parsing and GRPO tool
+    tests, DeepSeek's encoding scripts), named before set 28's misses were read, gathered by two helpers
+    who did not read the readers, measured once with the readers as of fb5f82c (2026-12-07 15:40 UTC):
+    107/112 (95.5%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Held out: nobody has read
+    its misses, so this is a floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 29")
+    assert held.positives >= 112 and held.negatives >= 53
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 107
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
