@@ -85,7 +85,7 @@ def extract_name_line_json(text: str, known: Names) -> list[Found]:
         end = balanced_end(text, m.end())
         after = _CLOSE_RE if m.group(1) == "<tool_call>" else _NEXT_RE
         close = after.match(text, end) if end is not None else None
-        if close is not None and names_tool(m.group(2), known):
+        if end is not None and close is not None and names_tool(m.group(2), known):
             stop = close.end() if m.group(1) == "<tool_call>" else end
             found.append(Found(m.group(2), text[m.end() : end], m.start(), stop, "name_line_json"))
     return found
