@@ -255,11 +255,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 29 (not read)",
+        "set 29",
         "deepseek-encoding, functionary, litellm-new, max-serve, rtp-llm, trl",
         "2026-12-07 15:40, fb5f82c",
         "107/112",
         "95.5%",
+        "0",
+    ),
+    (
+        "set 30 (not read)",
+        "kilocode, llama-models, nemo, openvino-genai, rtp-llm-2 (engines 40/41)",
+        "2026-12-07 15:44, 462cba4",
+        "47/51",
+        "92.2%",
         "0",
     ),
 )
