@@ -4,10 +4,15 @@ Engines' tests show real calls either on their own line or after a finished sent
 ("Let me check. <tool_call>..", Gemma 4, Hunyuan, Kimi, Mistral), and at most trailing prose
 after a loose JSON call (Llama 3: "Here is the result: {..} Would you like to know more?").
 Text that discusses the syntax looks different: backticks around it, an envelope set apart by
-spaces in the middle of a sentence ("Command R calls tools like <|START_ACTION|>[..]<|END_ACTION|>
-and then .."; a generated one is glued to the text before it, or follows a finished sentence:
-SGLang's "User wants the weather. <|python_start|>[..]<|python_end|> In this way .."), a sentence running through it ("you could call <tool_call>.. to list files"), or an
-example marker right before it ("e.g.", "for example:", "the format is"). Those are never run.
+spaces in the middle of a sentence that talks about it ("Command R calls tools like
+<|START_ACTION|>[..]<|END_ACTION|> and then .."; a generated one is glued to the text before it, or
+follows a finished sentence: SGLang's "User wants the weather. <|python_start|>[..]<|python_end|> In
+this way .."), a sentence running through it that says what a model could write ("you could call
+<tool_call>.. to list files"), or an example marker right before it ("e.g.", "for example:", "the
+format is"). Those are never run. A call between plain filler words ("before <tool_call>..
+</tool_call> after", "Some text <get_weather>..</get_weather> more text") is made: twelve projects'
+tests say so (the AI SDK middleware, SGLang, mistral.rs, xinference, slime, sgl-router, dynamo,
+kilocode's Kimi K2 parser among them).
 A call block of several lines is not a quote however it sits ("prefix <tool_call>name\n<arg_key>..
 </tool_call> suffix", TensorRT-LLM's tests): a sentence quoting a call keeps it on its line.
 A message whose header addresses the user (`` to=user<|message|>``, Ollama's Glimmer tests) is
@@ -27,6 +32,18 @@ _EXAMPLE = (
     "would be", "could be", "might be", "something like",
 )  # fmt: skip
 _OPENING_RE = re.compile(r"\s*(?:<[^>\n]{1,60}>|\[[A-Z_]+\]|functools|>>>)+")  # the envelope's own opening
+# a sentence that talks about the syntax says so: what a model could or would write, a format, an example
+# (engines' and middlewares' tests run calls set between plain filler words: "before <tool_call>.. after")
+_DISCUSSING_RE = re.compile(
+    r"(?i)\b(?:could|would|should|might|may|can|must|writes?|wrote|written|emits?|outputs?|produces?|"
+    r"format|syntax|examples?|like|such as|use|using|reply with|respond with|the model)\b"
+)
+
+
+def _discussing(before: str, after: str) -> bool:
+    return _DISCUSSING_RE.search(before) is not None or _DISCUSSING_RE.search(after) is not None
+
+
 _FENCE_OPENING_RE = re.compile(
     r"\s*```[\w-]*\s*"
 )  # the call's own fence, opened on its line ("```json{..}```")
@@ -120,7 +137,8 @@ def quoted(
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words
         spaced = start > line_start and text[start - 1] in " \t"
         pending = not ended and line_end < 0 and not text[end:].strip()  # the words after may come yet
-        return runs_on and spaced and (bool(after) or pending)
+        return runs_on and spaced and (bool(after) or pending) and _discussing(before, after)
     # a loose call too: one glued to the words around it (AutoGPT's "sentence1{..}sentence2") was
     # generated there, not quoted in a sentence
-    return runs_on and bool(after) and (fenced or text[start - 1] in " \t\"'(,")
+    glued = not fenced and text[start - 1] not in " \t\"'(,"
+    return runs_on and bool(after) and not glued and _discussing(before, after)

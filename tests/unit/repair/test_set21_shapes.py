@@ -45,11 +45,20 @@ def test_a_backslash_before_a_raw_newline_escapes_it() -> None:
     ]
 
 
-def test_a_call_words_run_into_waits_for_the_words_after_it() -> None:
-    # the middleware's "before <tool_call>..</tool_call> after": with the words after it, the call sits
-    # in a sentence (a quote); a copy cut before them must not run it either
+def test_a_call_between_filler_words_runs() -> None:
+    # the middleware's "before <tool_call>..</tool_call> after" (and eleven other projects' tests since,
+    # set 30): plain words around a call do not make it a quote, whole or cut before the words after it
     whole = 'before <tool_call>{"name":"bash","arguments":{"cmd":"ls"}}</tool_call> after'
-    assert calls(whole, BASH) == []
+    assert calls(whole, BASH) == [("bash", {"cmd": "ls"})]
     head = whole.removesuffix(" after")
+    assert calls(head, BASH, finish_reason=None) == [("bash", {"cmd": "ls"})]
+
+
+def test_a_call_a_sentence_talks_about_waits_for_the_words_after_it() -> None:
+    # a sentence saying what a model could write quotes the call when words run on after it; a copy cut
+    # before those words must not run it either, until the reply says it ended there
+    whole = 'You could call <tool_call>{"name":"bash","arguments":{"cmd":"ls"}}</tool_call> to list files.'
+    assert calls(whole, BASH) == []
+    head = whole.removesuffix(" to list files.")
     assert calls(head, BASH, finish_reason=None) == []
     assert calls(head, BASH) == [("bash", {"cmd": "ls"})]  # the reply ended there: nothing quotes it

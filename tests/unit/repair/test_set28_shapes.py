@@ -30,7 +30,9 @@ def test_a_value_whose_close_was_dropped_still_ends_at_the_next_call() -> None:
 
 def test_a_harmony_message_to_a_recipient_the_request_offered_by_that_name() -> None:
     # openai/harmony tests (tests.rs test_streamable_parser): the client declares browser.search itself
-    search = tool("browser.search", query={"type": "string"}, topn={"type": "integer"}, source={"type": "string"})
+    search = tool(
+        "browser.search", query={"type": "string"}, topn={"type": "integer"}, source={"type": "string"}
+    )
     text = (
         "<|channel|>analysis<|message|>Let's browse to confirm.<|end|><|start|>assistant<|channel|>commentary "
         'to=browser.search code<|message|>{"query": "current US president July 2025", "topn": 10, '

@@ -348,11 +348,13 @@ def test_set_23_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     before set 22's misses were read, measured once with the readers as of 0845a3d (2026-12-07 12:40
     UTC): 170/244 (69.7%), 1 false call, 9 wrong arguments, 0 cut-off copies run; the engines' own files
     60/70. Read and fixed as shapes (test_set23_shapes.py). Left: the middleware's salvage of broken
-    XML (indexed tuple tags, spaces in close tags, unclosed children, calls between filler words)."""
+    XML (indexed tuple tags, spaces in close tags, unclosed children). Calls between filler words run
+    since set 30 (one of them, ``pre <calc><a>1</a><b> 2 </b></calc> post``, with its undeclared values
+    kept as text: a wrong argument against the middleware's numbers)."""
     held = held_set(tallies, "set 23")
     assert held.positives >= 244 and held.negatives >= 24
-    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 5
-    assert held.recovered >= 190
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 6
+    assert held.recovered >= 202
 
 
 def test_set_24_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
