@@ -263,11 +263,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 30 (not read)",
+        "set 30",
         "kilocode, llama-models, nemo, openvino-genai, rtp-llm-2 (engines 40/41)",
         "2026-12-07 15:44, 462cba4",
         "47/51",
         "92.2%",
+        "0",
+    ),
+    (
+        "set 31 (not read)",
+        "goose-new, mlx-vlm, ollama-new4, rtp-llm-3, sglang-new9 (engines 16/22)",
+        "2026-12-07 15:49, cac1122",
+        "21/39",
+        "53.8%",
         "0",
     ),
 )

@@ -431,17 +431,27 @@ def test_set_29_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 112
 
 
-def test_the_held_out_set_keeps_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+def test_set_30_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 30 (openvino.genai's tool parsers, llama-models' tool-call extraction, kilocode's Kimi K2
     parser, NeMo RL's tool-call parsing, rtp-llm's other parser tests), named before set 29's misses were
-    read, gathered by two helpers who did not read the readers, measured once with the readers as of
-    462cba4 (2026-12-07 15:44 UTC): 47/51 (92.2%), 0 false calls, 0 wrong arguments, 0 cut-off copies
-    run; the engines' own tests 40/41. Held out: nobody has read its misses, so this is a floor under
-    what was measured, not the goal (98%)."""
+    read, measured once with the readers as of 462cba4 (2026-12-07 15:44 UTC): 47/51 (92.2%), 0 false
+    calls, 0 wrong arguments, 0 cut-off copies run. Read and fixed as shapes (test_set30_shapes.py)."""
     held = held_set(tallies, "set 30")
     assert held.positives >= 51 and held.negatives >= 48
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 47
+    assert held.recovered >= 51
+
+
+def test_the_held_out_set_keeps_its_blind_figure_with_no_false_call(tallies: dict[str, Tally]) -> None:
+    """Set 31 (goose's tool shim and local-inference text tool calls, mlx-vlm's tool parsers, Ollama's,
+    SGLang's and rtp-llm's newest parser tests), named before set 30's misses were read, gathered by two
+    helpers who did not read the readers, measured once with the readers as of cac1122 (2026-12-07 15:49
+    UTC): 21/39 (53.8%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Held out: nobody has
+    read its misses, so this is a floor under what was measured, not the goal (98%)."""
+    held = held_set(tallies, "set 31")
+    assert held.positives >= 39 and held.negatives >= 31
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 21
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
