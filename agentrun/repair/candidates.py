@@ -197,6 +197,9 @@ _ALLOWED_KEYS = {
 }
 
 
+_ID_KEY_RE = re.compile(r"(?:_id|Id)\Z")  # Cohere's tool_call_id (mlx-vlm's tests: tool_call_id_id too)
+
+
 def _looks_like_schema(args: Any) -> bool:
     return (
         isinstance(args, dict) and args.get("type") == "object" and isinstance(args.get("properties"), dict)
@@ -237,7 +240,7 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
         return [
             (value["request"], {k: v for k, v in value.items() if k != "request"})
         ]  # Langroid's ToolMessage
-    if not set(value) <= _ALLOWED_KEYS:
+    if not {k for k in value if not _ID_KEY_RE.search(k)} <= _ALLOWED_KEYS:  # ids are the call's metadata
         return None
     name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
     parts = [value[k] for k in _PART_KEYS if k in value]

@@ -190,7 +190,8 @@ def extract_bare_functions(text: str) -> list[Found]:
 
 
 _KIMI_RE = re.compile(
-    r"<\|tool_call_begin\|>\s*([^<]+?)\s*<\|tool_call_argument_begin\|>(.*?)(?:<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|\Z)",
+    r"<\|tool_call_begin\|>\s*([^<{]+?)\s*(?:<\|tool_call_argument_begin\|>|(?=\{))(.*?)"
+    r"(?:<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|\Z)",
     re.DOTALL,
 )
 

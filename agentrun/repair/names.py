@@ -20,7 +20,7 @@ __all__ = ["TOOL_ALIASES", "looks_like_call_id", "normalize_name", "resolve_tool
 TOOL_ALIASES: Mapping[str, str] = tool_facts().aliases  # declared next to each tool in tools/builtin.py
 
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SEP_RE = re.compile(r"[\s\-.:/]+")
+_SEP_RE = re.compile(r"[\s\-.:/_]+")
 _JUNK_RE = re.compile(r"</?\w*>?$|[\"'`]")
 _CLOSE_ENOUGH = 0.8
 # a special token is never part of a name (Glimmer's stray <|message|>)
@@ -30,14 +30,16 @@ _SPECIAL_RE = re.compile(r"<\|[a-z_]{1,20}\|>")
 @lru_cache(maxsize=1024)
 def normalize_name(name: str) -> str:
     """``WriteFile``, ``write-file``, ``functions.write_file``, ``"write_file</function>"``,
-    ``write<|message|>_file``, ``write_file.write_file`` -> ``write_file``."""
+    ``write<|message|>_file``, ``write_file.write_file``, ``write__file`` -> ``write_file``."""
     text = _JUNK_RE.sub("", _SPECIAL_RE.sub("", name).strip()).strip()
     text = re.sub(r"^(functions|function|tools|tool)\.", "", text)
     head, dot, rest = text.partition(".")
     text = head if dot and rest == head else text  # a name written twice (vLLM's Muse Glimmer tests)
     text = text.split(":")[0] if re.fullmatch(r"[\w.\-]+:\d+", text) else text
     text = _CAMEL_RE.sub("_", text)
-    return _SEP_RE.sub("_", text).strip("_").lower()
+    return (
+        _SEP_RE.sub("_", text).strip("_").lower()
+    )  # (_SEP_RE folds "__" too: goose's ext__tool is ext.tool)
 
 
 def _typo_of(name: str, target: str) -> bool:

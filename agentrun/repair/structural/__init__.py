@@ -25,6 +25,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   the only tool offered is a shell (mini-swe-agent's action); a plain ```bash block is code shown;
 * ``harmony_offered``: a gpt-oss message to a recipient the request offered by that very name
   (``to=browser.search``), where ``functions.`` is the family reader's;
+* ``tool_fence``: a fence tagged with a requested one-input tool's name (goose's ```execute);
+* ``gemma4_named``: a requested tool's name then Gemma 4's braced arguments, without ``call:``;
 * ``tool_label``: Code World Model's ``<tool: LABEL>`` block, the tool's name and input inside;
 * ``line_prefixed``: a requested tool's name on its own line, then its parameters as elements;
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
@@ -40,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentrun.repair.candidates import Found
+from agentrun.repair.formats.gemma import extract_gemma4_named
 from agentrun.repair.formats.harmony import extract_harmony_offered
 from agentrun.repair.structural.colon_tokens import extract_colon_tokens
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
@@ -49,7 +52,7 @@ from agentrun.repair.structural.named_json import extract_named_json
 from agentrun.repair.structural.names import Names
 from agentrun.repair.structural.prefixed import extract_prefixed_json
 from agentrun.repair.structural.separated import extract_name_line_json, extract_separated
-from agentrun.repair.structural.shell_fence import extract_shell_fence
+from agentrun.repair.structural.shell_fence import extract_shell_fence, extract_tool_fence
 from agentrun.repair.structural.token_tags import extract_token_tags
 from agentrun.repair.structural.tool_label import extract_tool_label
 from agentrun.repair.structural.xmlish import extract_invocations
@@ -77,6 +80,8 @@ LOOSE_READERS: tuple[Reader, ...] = (
     extract_labelled,
     extract_bare_calls,
     extract_shell_fence,
+    extract_tool_fence,
     extract_line_prefixed,
+    extract_gemma4_named,
 )
 """Shapes that are calls only for a requested tool, and only when no native call came."""

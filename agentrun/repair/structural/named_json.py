@@ -22,7 +22,7 @@ from agentrun.repair.structural.names import Names, code_spans, offered
 __all__ = ["extract_named_json"]
 
 _KEYS = (
-    "name|function|tool|tool_name|function_name|type|id|arguments|parameters|args|input|action|action_input"
+    "name|function|tool|tool_name|function_name|type|id|tool_call_id|call_id|arguments|parameters|args|input|action|action_input"
     "|recipient_name|toolName|functionName|tool_uses|server_idx|tool_args|api_name|tag|request|_name|thoughts|command_name"
 )
 _START_RE = re.compile(

@@ -12,11 +12,11 @@ rule of set 14 at two false calls), and stays text, as two blocks or an open fen
 
 from __future__ import annotations
 
-from agentrun.repair.candidates import Found, LoneInput
+from agentrun.repair.candidates import Found, LoneInput, OpenEndedInput
 from agentrun.repair.names import normalize_name
 from agentrun.repair.structural.names import Names, code_spans
 
-__all__ = ["extract_shell_fence"]
+__all__ = ["extract_shell_fence", "extract_tool_fence"]
 
 SHELL_TOOLS = frozenset(
     {
@@ -56,3 +56,45 @@ def extract_shell_fence(text: str, known: Names) -> list[Found]:
         return []
     body = fence.split("\n", 1)[1].rstrip().removesuffix("```").strip("\n")
     return [Found(shells[0], LoneInput(body), start, end, "shell_fence")] if body.strip() else []
+
+
+# tags that name a language or a data format: a fence so tagged is code shown, whatever tool shares the name
+_LANGS = frozenset(
+    {"python", "py", "bash", "sh", "shell", "zsh", "js", "javascript", "ts", "typescript", "json", "yaml",
+     "sql", "html", "xml", "text", "txt", "markdown", "md", "console", "diff", "c", "cpp", "go", "rust",
+     "java", "ruby", "php", "swift", "kotlin", "r", "lua", "perl", "toml", "ini", "csv"}
+)  # fmt: skip
+
+
+def _tool_for_tag(lang: str, known: frozenset[str]) -> str | None:
+    """The one requested tool a fence tag names: the tool's name, or its last part (``execute`` for
+    goose's ``code_execution__execute``)."""
+    tag = normalize_name(lang)
+    named = [
+        k
+        for k in known
+        if tag in (normalize_name(k), normalize_name(k.replace("__", ".").rpartition(".")[2]))
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+def extract_tool_fence(text: str, known: Names) -> list[Found]:
+    """A fence tagged with a requested one-input tool's own name (goose's emulated tools: ```execute
+    for ``code_execution__execute``): the tool's input, closed, or open at the reply's end (then only
+    once the server says the reply ended); never raises."""
+    if not known or "```" not in text:
+        return []
+    found = []
+    for start, end, lang in code_spans(text):
+        tool = _tool_for_tag(lang, known) if lang and lang.lower() not in _LANGS else None
+        if tool is None:
+            continue
+        fence = text[start:end]
+        closed = fence.rstrip().endswith("```") and fence.count("```") == 2
+        body = fence.split("\n", 1)[1] if "\n" in fence else ""
+        body = body.rstrip().removesuffix("```").strip("\n") if closed else body.strip("\n")
+        if body.strip():
+            found.append(
+                Found(tool, (LoneInput if closed else OpenEndedInput)(body), start, end, "tool_fence")
+            )
+    return found
