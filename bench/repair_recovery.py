@@ -89,7 +89,15 @@ NOTES = (
     "60/70, set 24 52/65, set 25 144/156, set 26 97/102), with 0 false calls in sets 24-27 and 0 cut-off "
     "copies run in every set since 20. Where the misses are choices (a quote between filler words, a "
     "value's layout engines disagree on, arguments a validating repair refuses) they stay. The issue's "
-    "goal of 98% held out was not met on any set."
+    "goal of 98% held out was not met on any set. "
+    "Sets 28-32 (2026-12-07 15:35 UTC on, same discipline; shapes in test_set28_shapes.py .. "
+    "test_set31_shapes.py): engines' tests the corpus did not hold land at 92-96% blind (set 29 107/112, set "
+    "30's engine files 40/41), agents' own conventions lower (goose's emulated shell, set 31). Reading set "
+    "30 moved one rule: twelve projects' tests (the AI SDK middleware, SGLang, mistral.rs, xinference, "
+    "slime, sgl-router, dynamo, kilocode, openvino.genai ...) run a call set between plain filler words "
+    "(before <tool_call>..</tool_call> after), 38 positives the quote rule had refused; a call in a sentence "
+    "is now a quote only when the sentence talks about the syntax (what a model could or would write, a "
+    "format, an example, use ..), which keeps every real and hand-written negative (0 false calls)."
 )
 
 BLIND_SETS = (
