@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from agentrun.messages import Message, ParsedCall, RepairEvent
@@ -38,52 +38,16 @@ from agentrun.repair.extract import emitted_at_end, find_text_calls, remove_span
 from agentrun.repair.jsonfix import parse_arguments
 from agentrun.repair.names import looks_like_call_id, normalize_name, resolve_tool_name, tool_for_arguments
 from agentrun.repair.result import Correction, RejectionReason, ReplyCall, ToolRejection
+from agentrun.repair.run_state import Run, clip, dump, sane_tools
 from agentrun.repair.schema import coerce_arguments, typed_from_text, typed_repeated, validate_arguments
+from agentrun.repair.structural.named_json import nameless_call
 from agentrun.toolset import ToolSpec, tool_facts
 
 __all__ = ["correct", "validate_direct"]
 
-_MAX_EVENT_TEXT = 4000
 
-
-def _clip(text: str | None) -> str | None:
-    if text is None or len(text) <= _MAX_EVENT_TEXT:
-        return text
-    return text[:_MAX_EVENT_TEXT] + f"... [{len(text) - _MAX_EVENT_TEXT} more chars]"
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=False)
-
-
-@dataclass
-class _Run:
-    """Mutable state of one ``correct`` call (never escapes it)."""
-
-    tools: dict[str, ToolSpec]
-    hit_limit: bool
-    ended: bool = False  # the server said the reply ended (finish_reason "stop")
-    events: list[RepairEvent] = field(default_factory=list)
-    items: list[ReplyCall] = field(default_factory=list)  # runnable and rejected, in the model's order
-    cut_off: bool = False
-
-    @property
-    def calls(self) -> list[ParsedCall]:
-        return [c for c in self.items if isinstance(c, ParsedCall)]
-
-    def event(
-        self, kind: Any, call_id: str | None, before: str | None, after: str | None, detail: str = ""
-    ) -> None:
-        self.events.append(
-            RepairEvent(kind=kind, call_id=call_id, before=_clip(before), after=_clip(after), detail=detail)
-        )
-
-    def reject(self, cand: Found, reason: RejectionReason, message: str, **kw: Any) -> None:
-        raw = cand.arguments if isinstance(cand.arguments, str) else _dump(cand.arguments)
-        rej = ToolRejection(cand.id, cand.name, reason, message, arguments=raw, **kw)
-        self.items.append(rej)
-        kind = "truncated" if reason == "truncated" else "validation_feedback"
-        self.event(kind, cand.id, raw, message, detail=reason)
+def _parsed(run: Run) -> list[ParsedCall]:
+    return [c for c in run.items if isinstance(c, ParsedCall)]
 
 
 def _text_id(origin: str, index: int, text: str) -> str:
@@ -131,7 +95,7 @@ def _native(call_id: str, name: str, arguments: str | dict[str, Any], origin: st
 _EDITOR_COMMANDS = tool_facts().editor_commands  # declared next to each tool in tools/builtin.py
 
 
-def _resolve(run: _Run, cand: Found, args: dict[str, Any] | None) -> ToolSpec | None:
+def _resolve(run: Run, cand: Found, args: dict[str, Any] | None) -> ToolSpec | None:
     name, how = resolve_tool_name(cand.name, run.tools)
     if normalize_name(cand.name) in ("str_replace_editor", "str_replace_based_edit_tool") and args:
         by_command = _EDITOR_COMMANDS.get(str(args.get("command")))
@@ -148,7 +112,7 @@ def _resolve(run: _Run, cand: Found, args: dict[str, Any] | None) -> ToolSpec | 
     return run.tools[name]
 
 
-def _parse(run: _Run, cand: Found) -> list[dict[str, Any]] | None:
+def _parse(run: Run, cand: Found) -> list[dict[str, Any]] | None:
     parsed = parse_arguments(cand.arguments) if isinstance(cand.arguments, str) else None
     if not cand.closed or (parsed is not None and parsed.cut_off):
         # never run a call whose arguments did not end, whatever finish_reason says
@@ -166,7 +130,7 @@ def _parse(run: _Run, cand: Found) -> list[dict[str, Any]] | None:
         return None
     if parsed is None:
         if cand.fixes and isinstance(cand.arguments, dict):  # the envelope's JSON body was repaired
-            after = _dump(cand.arguments)
+            after = dump(cand.arguments)
             run.event("invalid_json", cand.id, cand.source_text, after, detail=",".join(cand.fixes))
         return [dict(cand.arguments)] if isinstance(cand.arguments, dict) else None
     if not parsed.ok:
@@ -178,7 +142,7 @@ def _parse(run: _Run, cand: Found) -> list[dict[str, Any]] | None:
         return None
     fixes = (*cand.fixes, *parsed.fixes)
     if fixes:
-        after = "".join(_dump(o) for o in parsed.objects)
+        after = "".join(dump(o) for o in parsed.objects)
         before = cand.source_text if cand.fixes else str(cand.arguments)
         run.event("invalid_json", cand.id, before, after, detail=",".join(fixes))
     return parsed.objects
@@ -197,7 +161,7 @@ def _typed_value(value: Any, prop: Any) -> Any:
     return value
 
 
-def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:
+def _finish(run: Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:
     coerced = coerce_arguments(_typed(args, spec), spec.parameters)
     for fix, before, after in coerced.changes:
         run.event("schema_coercion", call_id, before, after, detail=fix)
@@ -212,7 +176,7 @@ def _finish(run: _Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str
     run.items.append(ParsedCall(id=call_id, name=spec.name, arguments=coerced.arguments))
 
 
-def _lone(run: _Run, cand: Found) -> None:
+def _lone(run: Run, cand: Found) -> None:
     """A call whose input is one text: the argument of a tool that takes one, else feedback."""
     spec = _resolve(run, cand, None)
     if spec is None:
@@ -226,13 +190,13 @@ def _lone(run: _Run, cand: Found) -> None:
         run.reject(cand, "schema", message)
         return
     text = str(cand.arguments).strip()
-    after = _dump({"name": spec.name, "arguments": {key: text} if key else {}})
+    after = dump({"name": spec.name, "arguments": {key: text} if key else {}})
     kind = "reasoning_tool_call" if cand.origin == "reasoning" else "text_tool_call"
     run.event(kind, cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}, lone input")
     _finish(run, cand, cand.id, spec, {key: RawText(text)} if key else {})
 
 
-def _process(run: _Run, cand: Found) -> None:
+def _process(run: Run, cand: Found) -> None:
     if isinstance(cand.arguments, OpenEndedInput | OpenEndedArgs) and not run.ended:
         why = (
             "was cut off at the output token limit"
@@ -259,21 +223,21 @@ def _process(run: _Run, cand: Found) -> None:
             cand, "schema", f"The call to {spec.name!r} gave no arguments. Send it again with them."
         )
     if cand.origin != "native":
-        after = _dump({"name": spec.name, "arguments": objects[0] if len(objects) == 1 else objects})
+        after = dump({"name": spec.name, "arguments": objects[0] if len(objects) == 1 else objects})
         kind = "reasoning_tool_call" if cand.origin == "reasoning" else "text_tool_call"
         run.event(kind, cand.id, cand.source_text, after, detail=f"{cand.family} in {cand.origin}")
     for k, args in enumerate(objects):
         _finish(run, cand, cand.id if k == 0 else f"{cand.id}_{k}", spec, args)
 
 
-def _dedupe(run: _Run) -> None:
+def _dedupe(run: Run) -> None:
     """A call written twice in a row runs once; the same call again after another one runs again
     (read, write, read: the second read sees the write; vLLM's Granite 4 test expects it)."""
     last: tuple[str, str] | None = None
     unique: list[ReplyCall] = []
     for call in run.items:
         if isinstance(call, ParsedCall):
-            key = _dump([call.name, call.arguments])
+            key = dump([call.name, call.arguments])
             if last is not None and key == last[0]:
                 run.event("duplicate_call", call.id, key, None, detail=f"same as {last[1]}")
                 continue
@@ -315,7 +279,7 @@ def _correct(
     hit_limit = finish_reason == "length" or bool(
         max_tokens and completion_tokens is not None and completion_tokens >= max_tokens
     )
-    run = _Run({t.name: t for t in tools}, hit_limit, ended=finish_reason == "stop" and not hit_limit)
+    run = Run(sane_tools(tools), hit_limit, ended=finish_reason == "stop" and not hit_limit)
     known = set(run.tools)
     content, think = split_think(message.content, ended=run.ended)
     reasoning = "\n".join(t for t in (message.reasoning or "", think) if t)
@@ -324,15 +288,18 @@ def _correct(
         content or "", "content", loose=not cands, known=known, ended=run.ended
     )
     cands += found
-    if not cands and reasoning and (run.ended or not (content or "").strip()):
-        # (an answer begun after the thinking may still bring the call: the thinking's waits for the end)
+    if not cands and (nameless := nameless_call(content or "", run.tools)) is not None:
+        cands, content = [nameless], None  # the whole reply: one tool's arguments, no name
+    if (
+        not cands and reasoning and (run.ended or not (content or "").strip())
+    ):  # (else an answer may bring it)
         cands, _ = _candidates_from_text(reasoning, "reasoning", loose=False, known=known, ended=run.ended)
     for cand in cands:
         _process(run, cand)
     _dedupe(run)
     content = content if content and content.strip() else None
     visible = content is not None
-    truncated = finish_reason == "length" or run.cut_off or (hit_limit and not run.calls and not visible)
+    truncated = finish_reason == "length" or run.cut_off or (hit_limit and not _parsed(run) and not visible)
     if truncated:
         return _truncated(run, content, reasoning)
     # nothing the user could see and nothing to run: the model stopped mid-task (reasoning only,
@@ -340,11 +307,11 @@ def _correct(
     reasoning_only = not visible and not run.items
     if reasoning_only:
         detail = "reasoning but no visible answer or call" if reasoning.strip() else "an empty reply"
-        run.event("reasoning_only", None, _clip(reasoning) or None, None, detail=detail)
+        run.event("reasoning_only", None, clip(reasoning) or None, None, detail=detail)
     return Correction(tuple(run.items), content, tuple(run.events), False, reasoning_only, reasoning or None)
 
 
-def _truncated(run: _Run, content: str | None, reasoning: str) -> Correction:
+def _truncated(run: Run, content: str | None, reasoning: str) -> Correction:
     """A reply cut off at the token limit runs nothing: its calls go back as ``truncated``, each
     where the model wrote it."""
     items, run.items = run.items, []
@@ -358,7 +325,7 @@ def _truncated(run: _Run, content: str | None, reasoning: str) -> Correction:
             f"The reply was cut off at the output token limit; the call to {call.name!r} was not run.",
         )
     if not run.items:
-        run.event("truncated", None, _clip(content or reasoning), None, detail="reply cut off at max_tokens")
+        run.event("truncated", None, clip(content or reasoning), None, detail="reply cut off at max_tokens")
     return Correction(tuple(run.items), content, tuple(run.events), True, False, reasoning or None)
 
 
@@ -393,7 +360,7 @@ def validate_direct(message: Message, tools: Sequence[ToolSpec]) -> Correction:
         items.append(ToolRejection(c.id, c.name, reason, text, arguments=c.arguments))
         events.append(
             RepairEvent(
-                kind="validation_feedback", call_id=c.id, before=_clip(c.arguments), after=text, detail=reason
+                kind="validation_feedback", call_id=c.id, before=clip(c.arguments), after=text, detail=reason
             )
         )
     return Correction(tuple(items), message.content, tuple(events), reasoning=message.reasoning)

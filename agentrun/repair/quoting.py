@@ -36,12 +36,15 @@ _OPENING_RE = re.compile(r"\s*(?:<[^>\n]{1,60}>|\[[A-Z_]+\]|functools|>>>)+")  #
 # (engines' and middlewares' tests run calls set between plain filler words: "before <tool_call>.. after")
 _DISCUSSING_RE = re.compile(
     r"(?i)\b(?:could|would|should|might|may|can|must|writes?|wrote|written|emits?|outputs?|produces?|"
-    r"format|syntax|examples?|like|such as|use|using|reply with|respond with|the model)\b"
+    r"format|syntax|examples?|like|such as|use|using|reply with|respond with|the model|maybe|perhaps|whether)\b"
 )
 
 
+_PREDICATE_RE = re.compile(r"(?i)(?:is|are|was|looks|would|could|means)\b")  # "{..} is what you would send"
+
+
 def _discussing(before: str, after: str) -> bool:
-    return _DISCUSSING_RE.search(before) is not None or _DISCUSSING_RE.search(after) is not None
+    return _DISCUSSING_RE.search(before) is not None or _PREDICATE_RE.match(after) is not None
 
 
 _FENCE_OPENING_RE = re.compile(
@@ -64,24 +67,31 @@ def _between(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
 
 def _outside(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> str:
     """``text[lo:hi]`` without other candidates' spans and special-token markup."""
-    return _MARKUP_RE.sub("", _between(text, lo, hi, spans)).strip()
+    return _MARKUP_RE.sub(" ", _between(text, lo, hi, spans)).strip()
 
 
 _TO_USER_RE = re.compile(r"\bto=user\s*(?:<\|constrain\|>\S*\s*)?<\|message\|>")
 _MESSAGE_END_RE = re.compile(r"<\|(?:eot|eom|end|start|call|return)\|>")
 
 
+_ENDED_RE = re.compile(r"<\|(?:eot|eom|end|call|return)\|>")
+
+
 def _in_user_message_with_prose(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
-    """The candidate sits in a message addressed to the user that also holds prose of its own."""
-    opened = text.rfind("<|message|>", 0, start)
-    if opened < 0:
+    """The candidate sits in a message addressed to the user that also holds prose of its own, or
+    after a header of another message written into it (a message runs to its end token: SGLang's Muse
+    Glimmer test of a quoted header in the answer)."""
+    last = None
+    for last in _TO_USER_RE.finditer(text, 0, start):  # noqa: B007 (the last one is wanted)
+        pass
+    if last is None or _ENDED_RE.search(text, last.end(), start):
         return False
-    header = text[max(text.rfind("<|start|>", 0, opened), 0) : opened + len("<|message|>")]
-    if not _TO_USER_RE.search(header):
-        return False
-    body = opened + len("<|message|>")
+    if (header := text.find("<|start|>", last.end(), start)) >= 0:
+        # a new message opened inside the answer: handed on after a finished sentence (vLLM's Muse
+        # Glimmer "The answer tail.<|start|>assistant to=.."), quoted otherwise ("after prose:\n<|start|>..")
+        return not _outside(text, last.end(), header, spans).endswith((".", "!", "?"))
     close = _MESSAGE_END_RE.search(text, end)
-    return bool(_outside(text, body, close.start() if close else len(text), spans))
+    return bool(_outside(text, last.end(), close.start() if close else len(text), spans))
 
 
 def _wrapper_after_example(text: str, line_start: int) -> bool:
@@ -130,8 +140,9 @@ def quoted(
     line_end = text.find("\n", end)
     after = _outside(text, end, line_end if line_end >= 0 else len(text), spans)
     after = after.removeprefix("```").strip() if fenced else after
-    if "\n" in text[start:end].strip() and (strict or text.startswith("```", start)):
-        return False  # a block of lines (or a fenced one): a sentence quoting a call keeps it on its line
+    block = "\n" in text[start:end].strip() and (strict or text.startswith("```", start))
+    if block and not _discussing(before, after):
+        return False  # a block of lines (or a fenced one) no sentence talks about around it is made
     if strict:
         # a generated envelope is glued to the text before it ("some prefix text<｜tool▁calls▁begin｜>",
         # vLLM deepseekv31 tests) or follows a finished sentence; a quoted one sits between words

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from agentrun.repair.candidates import Found, balanced_end
-from agentrun.repair.formats.pythonic import parse_calls
+from agentrun.repair.formats.pythonic import _call_end, parse_calls
 from agentrun.repair.structural.names import Names, code_spans, names_tool
 
 __all__ = ["extract_bare_calls", "extract_calling_tool", "extract_tool_code"]
@@ -112,11 +112,14 @@ _CODE_LINE_RE = re.compile(
 )
 
 
-_LINE_CALL_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)[ \t]*\(.*\)[ \t]*;?[ \t]*$", re.MULTILINE)
+_LINE_CALL_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)[ \t]*\(", re.MULTILINE)
+_LINE_END_RE = re.compile(r"[ \t]*;?[ \t]*(?:\n|\Z)")
 
 
 def extract_bare_calls(text: str, known: Names) -> list[Found]:
-    """``add(a=1, b=2)`` on a line of its own, for a requested tool, in a reply that shows no code."""
+    """``add(a=1, b=2)`` on lines of its own (its arguments may span several: a JSON object written
+    out, open-interpreter's ``functions.execute({..})``), for a requested tool, in a reply that shows
+    no code."""
     if known is None or "(" not in text:
         return []
     fences = code_spans(text)
@@ -124,9 +127,12 @@ def extract_bare_calls(text: str, known: Names) -> list[Found]:
     for m in _LINE_CALL_RE.finditer(text):
         if not names_tool(m.group(1), known) or any(s <= m.start() < e for s, e, _ in fences):
             continue
-        calls = parse_calls(m.group(0).strip().rstrip(";"))
+        end = _call_end(text, m.end() - 1)
+        if end is None or _LINE_END_RE.match(text, end) is None:
+            continue
+        calls = parse_calls(text[m.start() : end].strip())
         if calls and all(isinstance(args, dict) and names_tool(n, known) for n, args in calls):
-            found.extend(Found(n, a, m.start(), m.end(), "bare_call", strict=False) for n, a in calls)
+            found.extend(Found(n, a, m.start(), end, "bare_call", strict=False) for n, a in calls)
     if found and _CODE_LINE_RE.search(text):
         return []  # a reply that shows code: a call among its lines is an example, not a call
     return found

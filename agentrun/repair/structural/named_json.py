@@ -12,14 +12,17 @@ a function) is not the whole body of its fence and stays code.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from agentrun.repair.candidates import Found, balanced_end
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.jsonfix import decode_json
+from agentrun.repair.names import tool_for_arguments
 from agentrun.repair.structural.names import Names, code_spans, offered
 
-__all__ = ["extract_named_json"]
+__all__ = ["extract_named_json", "nameless_call"]
 
 _KEYS = (
     "name|function|tool|tool_name|function_name|type|id|tool_call_id|call_id|arguments|parameters|args|input|action|action_input"
@@ -38,7 +41,9 @@ def _start(text: str, at: int) -> int:
 
 
 def _anchored(found: list[Found], known: Names) -> bool:
-    return bool(found) and (known is None or all(offered(f.name, known) for f in found))
+    """A requested tool named in it: a list of calls with one the request did not offer is still the
+    model's batch (that one is refused by name, the rest run: SGLang's unknown-tool-in-the-middle test)."""
+    return bool(found) and (known is None or any(offered(f.name, known) for f in found))
 
 
 def _fence_bodies(text: str, known: Names) -> tuple[list[Found], list[tuple[int, int]]]:
@@ -105,3 +110,20 @@ def extract_named_json(text: str, known: Names) -> list[Found]:
         outside = [(s, e) for s, e in fences] + [(f.start, f.end) for f in found]
         found.extend(_name_keyed(text, known, outside))
     return found
+
+
+def nameless_call(text: str, tools: Mapping[str, Any]) -> Found | None:
+    """A reply that is nothing but one JSON object of arguments, naming no tool, whose keys fit exactly
+    one requested tool that takes arguments (open-interpreter's hallucination tests: ``{"language":
+    "python", "code": ".."}`` for its ``execute``); None otherwise."""
+    body = text.strip()
+    if not body.startswith("{") or balanced_end(body, 0) != len(body):
+        return None
+    decoded = decode_json(body).values
+    if len(decoded) != 1 or not isinstance(decoded[0], dict) or not decoded[0]:
+        return None
+    name = tool_for_arguments(decoded[0], tools)
+    if name is None or not (getattr(tools[name], "parameters", None) or {}).get("properties"):
+        return None
+    start = text.index("{")
+    return Found(name, decoded[0], start, start + len(body), "nameless_json", strict=False)
