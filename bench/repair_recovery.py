@@ -279,12 +279,28 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 31 (not read)",
+        "set 31",
         "goose-new, mlx-vlm, ollama-new4, rtp-llm-3, sglang-new9 (engines 16/22)",
         "2026-12-07 15:49, cac1122",
         "21/39",
         "53.8%",
         "0",
+    ),
+    (
+        "set 32",
+        "goose-new2, mlx-vlm-2, open-interpreter, sglang-new10, vllm-new10",
+        "2026-12-07 15:57, 4587dff",
+        "104/125",
+        "83.2%",
+        "5",
+    ),
+    (
+        "set 33 (not read)",
+        "sglang-units, sglang-units2 (SGLang's unit function-call tests)",
+        "2026-12-07 16:02, 9494541",
+        "202/263",
+        "76.8%",
+        "5",
     ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""

@@ -173,13 +173,12 @@ def remove_spans(text: str, spans: list[tuple[int, int]]) -> str | None:
     return rest or None
 
 
-_THINK_RE = re.compile(
-    r"^\s*(?:<think>|<seed:think>|<\|START_THINKING\|>|\[THINK\])?(.*?)"
-    r"(?:</think>|</seed:think>|<\|END_THINKING\|>|\[/THINK\])",
-    re.DOTALL,
-)
-_THINK_CLOSE = ("</think>", "</seed:think>", "<|END_THINKING|>", "[/THINK]")
-_THINK_OPEN_RE = re.compile(r"^\s*(?:<think>|<seed:think>|<\|START_THINKING\|>|\[THINK\])")
+# <think>, and the same under a family prefix and with a mode (Seed-OSS <seed:think>, K2 V3 <ifm|think_fast>)
+_OPEN = r"<think>|<\w+[:|]think(?:_\w+)?>|<\|START_THINKING\|>|\[THINK\]"
+_CLOSE = r"</think>|</\w+[:|]think(?:_\w+)?>|<\|END_THINKING\|>|\[/THINK\]"
+_THINK_RE = re.compile(rf"^\s*(?:{_OPEN})?(.*?)(?:{_CLOSE})", re.DOTALL)
+_THINK_CLOSE_RE = re.compile(_CLOSE)
+_THINK_OPEN_RE = re.compile(rf"^\s*(?:{_OPEN})")
 
 
 _GEMMA_THOUGHT_RE = re.compile(r"<\|channel>(?:thought\n)?(.*?)<channel\|>", re.DOTALL)
@@ -223,7 +222,7 @@ def split_think(content: str | None, *, ended: bool = True) -> tuple[str | None,
     if harmony is not None:
         visible, thought = harmony
         return visible.strip() or None, thought
-    if not content or not any(tok in content for tok in _THINK_CLOSE):
+    if not content or not (("think" in content or "THINK" in content) and _THINK_CLOSE_RE.search(content)):
         if content and not ended and (opened := _THINK_OPEN_RE.match(content)) is not None:
             # thinking not closed, and the reply may go on: all of it is still thinking (a call in it
             # may be one the model only thinks about, as Kimi K2's in llama.cpp's tests). Once the

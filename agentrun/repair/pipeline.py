@@ -40,6 +40,7 @@ from agentrun.repair.names import looks_like_call_id, normalize_name, resolve_to
 from agentrun.repair.result import Correction, RejectionReason, ReplyCall, ToolRejection
 from agentrun.repair.run_state import Run, clip, dump, sane_tools
 from agentrun.repair.schema import coerce_arguments, typed_from_text, typed_repeated, validate_arguments
+from agentrun.repair.schema_refs import effective_schema
 from agentrun.repair.structural.named_json import nameless_call
 from agentrun.toolset import ToolSpec, tool_facts
 
@@ -148,8 +149,8 @@ def _parse(run: Run, cand: Found) -> list[dict[str, Any]] | None:
     return parsed.objects
 
 
-def _typed(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
-    props = spec.parameters.get("properties") or {}
+def _typed(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties") or {}
     return {k: _typed_value(v, props.get(k)) for k, v in args.items()}
 
 
@@ -162,10 +163,11 @@ def _typed_value(value: Any, prop: Any) -> Any:
 
 
 def _finish(run: Run, cand: Found, call_id: str, spec: ToolSpec, args: dict[str, Any]) -> None:
-    coerced = coerce_arguments(_typed(args, spec), spec.parameters)
+    schema = effective_schema(spec.parameters, args)
+    coerced = coerce_arguments(_typed(args, schema), schema)
     for fix, before, after in coerced.changes:
         run.event("schema_coercion", call_id, before, after, detail=fix)
-    problems = validate_arguments(coerced.arguments, spec.parameters)
+    problems = validate_arguments(coerced.arguments, schema)
     if problems:
         detail = "; ".join(f"field {f!r}: expected {exp}, got {got}" for f, exp, got in problems)
         message = f"The call to {spec.name!r} was not run: {detail}. Send it again with corrected arguments."

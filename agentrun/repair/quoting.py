@@ -36,15 +36,26 @@ _OPENING_RE = re.compile(r"\s*(?:<[^>\n]{1,60}>|\[[A-Z_]+\]|functools|>>>)+")  #
 # (engines' and middlewares' tests run calls set between plain filler words: "before <tool_call>.. after")
 _DISCUSSING_RE = re.compile(
     r"(?i)\b(?:could|would|should|might|may|can|must|writes?|wrote|written|emits?|outputs?|produces?|"
-    r"format|syntax|examples?|like|such as|use|using|reply with|respond with|the model|maybe|perhaps|whether)\b"
+    r"format|syntax|examples?|like|such as|use|using|reply with|respond with|the model|maybe|perhaps|whether|consider|hypothetical)\b"
 )
 
 
 _PREDICATE_RE = re.compile(r"(?i)(?:is|are|was|looks|would|could|means)\b")  # "{..} is what you would send"
 
 
+_ABOUT_RE = re.compile(
+    r"(?i)\b(?:format|syntax|examples?|like|such as|hypothetical)\b"
+)  # "[..] in the format .."
+
+
 def _discussing(before: str, after: str) -> bool:
-    return _DISCUSSING_RE.search(before) is not None or _PREDICATE_RE.match(after) is not None
+    """The sentence around a call talks about it: before it, or right after it ("{..} is what you would
+    send", "in the format the server expects"; not "you should visit these places")."""
+    return (
+        _DISCUSSING_RE.search(before) is not None
+        or _PREDICATE_RE.match(after) is not None
+        or _ABOUT_RE.search(after) is not None
+    )
 
 
 _FENCE_OPENING_RE = re.compile(

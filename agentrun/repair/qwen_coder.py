@@ -39,9 +39,13 @@ def _param_value(p: re.Match[str]) -> str:
     """A parameter's value; one the next tag ends without ``</parameter>`` loses the newline before
     that tag, layout as before a close (SGLang's Qwen3-Coder implicit-close test)."""
     value = p.group(2)
-    if not p.group(0).endswith("</parameter>") and value.endswith("\n"):
-        value = value[:-1]
+    if not p.group(0).endswith("</parameter>"):
+        value = _DRIFTED_END_RE.sub("", value)  # </parameter1>, </parameter_function> (SGLang's drift tests)
+        value = value[:-1] if value.endswith("\n") else value
     return _trim_value(value)
+
+
+_DRIFTED_END_RE = re.compile(r"\n?</parameter[^>\n]*>?[ \t]*(?=\n?\Z)")
 
 
 def param_values(body: str) -> dict[str, object]:
