@@ -63,6 +63,7 @@ def extract_deepseek(text: str) -> list[Found]:
 _DSML_INVOKE_RE = re.compile(
     rf"<{_B}DSML{_B}invoke\s+name=\"([^\"]*)\"\s*>(.*?)(?:</{_B}DSML{_B}invoke>|\Z)", re.DOTALL
 )
+_DSML_EMPTY_RE = re.compile(rf"<{_B}DSML{_B}invoke\s+name=\"([^\"]*)\"\s*/>")  # a tool taking none (V4)
 _DSMLPARAM_RE = re.compile(
     rf"<{_B}DSML{_B}parameter\s+name=\"([^\"]*)\"(?:\s+string=\"(true|false)\")?\s*>(.*?)</{_B}DSML{_B}parameter>",
     re.DOTALL,
@@ -75,7 +76,7 @@ def extract_dsml(text: str) -> list[Found]:
     ``string="true"`` values are kept as written; ``string="false"`` ones are JSON. A body that is
     one JSON object and no parameter is the arguments (as under any other invoke wrapper).
     """
-    found: list[Found] = []
+    found = [Found(m.group(1), {}, m.start(), m.end(), "dsml") for m in _DSML_EMPTY_RE.finditer(text)]
     for m in _DSML_INVOKE_RE.finditer(text):
         closed = m.group(0).rstrip().endswith("invoke>")
         body = m.group(2).strip()
@@ -94,7 +95,7 @@ def extract_dsml(text: str) -> list[Found]:
                     pass
             args[name] = value if is_string == "true" else RawText(value)
         found.append(Found(m.group(1), args, m.start(), m.end(), "dsml", closed=closed))
-    return found
+    return sorted(found, key=lambda f: f.start)
 
 
 _TOOL_CALL_END_RE = re.compile(r"</tool_call>|<tool_call>")

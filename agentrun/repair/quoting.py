@@ -105,15 +105,19 @@ def _in_user_message_with_prose(text: str, start: int, end: int, spans: list[tup
     return bool(_outside(text, last.end(), close.start() if close else len(text), spans))
 
 
+_OPENERS_RE = re.compile(r"(?:```|~~~)[\w+.-]*\s*\Z|`\s*\Z")  # a fence or code span opened before it
+
+
 def _wrapper_after_example(text: str, line_start: int) -> bool:
-    """The line before opens a wrapper right after an example marker ("The format is
-    <seed:tool_call>" and the call on the next line): the call inside is the example."""
+    """The lines before open a wrapper, a fence or a code span right after an example marker ("The
+    format is <seed:tool_call>", "Example:\n```xml", "Example: `<｜DSML｜tool_calls>" and the call on
+    the next line: SGLang's DeepSeek V4 quoted-DSML tests): the call inside is the example."""
     if line_start == 0:
         return False
-    prev = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1].rstrip()
-    if not prev.endswith(">"):
-        return False
-    return _MARKUP_RE.sub("", prev).strip().lower().endswith(_EXAMPLE)
+    prev = _MARKUP_RE.sub(" ", text[max(0, line_start - 300) : line_start]).rstrip()
+    while (opener := _OPENERS_RE.search(prev)) is not None and opener.start() < len(prev):
+        prev = prev[: opener.start()].rstrip()
+    return prev.lower().endswith(_EXAMPLE)
 
 
 def quoted(

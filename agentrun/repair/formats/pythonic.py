@@ -42,6 +42,8 @@ def _literal(node: ast.AST) -> Any:
         }
     if isinstance(node, ast.List | ast.Tuple | ast.Set):  # a set has no JSON form: a list, in order
         return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+        return "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))  # f'hello'
     value = ast.literal_eval(node)
     if isinstance(value, bytes | complex | set) or (isinstance(value, float) and not math.isfinite(value)):
         raise ValueError("not a JSON value")
@@ -80,11 +82,15 @@ def _one(node: ast.AST) -> tuple[str, dict[str, Any]] | None:
         return None
     kwargs: dict[str, Any] = positional or {}
     for kw in node.keywords:
-        if kw.arg is None:
-            return None
         try:
-            kwargs[kw.arg] = _literal(kw.value)
+            value = _literal(kw.value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if kw.arg is not None:
+            kwargs[kw.arg] = value
+        elif isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            kwargs.update(value)  # search(**{'query': 'x'}, limit=2): the dict's items are keywords
+        else:
             return None
     return name, kwargs
 

@@ -76,20 +76,32 @@ def param_value(inner: str, attrs: dict[str, str]) -> Any:
 def kv_value(inner: str) -> RawText:
     """An ``<arg_value>``: GLM-style servers JSON-encode strings in it (``"Paris"``) as often as not;
     a value that is exactly one JSON string is that string. Whitespace around a value of one line
-    is layout (``<arg_value>  Beijing  </arg_value>``, xLLM's tests); a value of several lines, or one
-    line written with its own newline, keeps it (a file's last newline, an indented line of code:
-    ``<arg_value>  x = 1\n</arg_value>``, vLLM's Poolside test)."""
+    is layout (``<arg_value>  Beijing  </arg_value>``, xLLM's tests); a value of several lines, one
+    line written with its own newline, or one indented with nothing after it keeps it (a file's last
+    newline, an indented line of code: ``<arg_value>  x = 1\n</arg_value>``, vLLM's Poolside test,
+    ``<arg_value>    indented code</arg_value>``, SGLang's GLM tests)."""
     text = inner.strip(" \t\r\n")  # not str.strip(): U+2028 and U+2029 are text (vLLM's Solar tests)
     line = inner.endswith("\n") and not inner.startswith(("\n", "\r"))
-    value = text if "\n" not in text and not line else inner
+    indented = inner[:1] in (" ", "\t") and inner[-1:] not in (" ", "\t", "\n")  # code's indentation
+    value = text if "\n" not in text and not line and not indented else inner
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
-        try:
+        try:  # a backslash before a letter JSON has no escape for stays a backslash ("\C|\.", a regex)
             decoded = json.loads(text)
         except ValueError:
-            return RawText(value)
+            try:
+                decoded = json.loads(_ESCAPE_RE.sub(_keep_lone_backslash, text))
+            except ValueError:
+                return RawText(value)
         if isinstance(decoded, str):
             return RawText(decoded)
     return RawText(value)
+
+
+_ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _keep_lone_backslash(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1) in '\\"/bfnrtu' else "\\\\" + m.group(1)
 
 
 def _plain(node: ast.AST) -> Any:
