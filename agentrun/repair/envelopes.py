@@ -76,6 +76,8 @@ def extract_dsml(text: str) -> list[Found]:
     ``string="true"`` values are kept as written; ``string="false"`` ones are JSON. A body that is
     one JSON object and no parameter is the arguments (as under any other invoke wrapper).
     """
+    if "DSML" not in text:
+        return []
     found = [Found(m.group(1), {}, m.start(), m.end(), "dsml") for m in _DSML_EMPTY_RE.finditer(text)]
     for m in _DSML_INVOKE_RE.finditer(text):
         closed = m.group(0).rstrip().endswith("invoke>")
@@ -187,7 +189,7 @@ def extract_tool_call_tags(text: str) -> list[Found]:
 
 def extract_bare_functions(text: str) -> list[Found]:
     """Qwen3-Coder / OpenHands ``<function=name><parameter=p>v</parameter></function>`` without a wrapper."""
-    return qwen_functions(text, 0, True)
+    return qwen_functions(text, 0, True) if "<function=" in text else []
 
 
 _KIMI_RE = re.compile(

@@ -56,7 +56,9 @@ class Run:
 def sane_tools(tools: Iterable[ToolSpec]) -> dict[str, ToolSpec]:
     """The request's tools by name; a schema whose ``properties`` is not an object (a list of names:
     vLLM's Solar Open 2 malformed-properties test) declares none, its arguments kept as written."""
-    out = {}
+    out = {t.name: t for t in tools}
+    if all(isinstance(t.parameters.get("properties", {}), dict) for t in out.values()):
+        return out
     for t in tools:
         if not isinstance(t.parameters.get("properties", {}), dict):
             t = t.model_copy(
