@@ -97,7 +97,12 @@ NOTES = (
     "slime, sgl-router, dynamo, kilocode, openvino.genai ...) run a call set between plain filler words "
     "(before <tool_call>..</tool_call> after), 38 positives the quote rule had refused; a call in a sentence "
     "is now a quote only when the sentence talks about the syntax (what a model could or would write, a "
-    "format, an example, use ..), which keeps every real and hand-written negative (0 false calls)."
+    "format, an example, use ..), which keeps every real and hand-written negative (0 false calls). "
+    "Sets 32-35 came mostly from SGLang's unit function-call tests, which pin each detector's exact "
+    "value typing: 77-83% blind, with 1-5 false calls each (calls shown after Example: in a fence, a call "
+    "block a thought weighs, a header quoted into an answer; fixed after reading) and 17-34 wrong "
+    "arguments each, most of them choices where engines disagree (an undeclared value's type, padding "
+    "around a one-line value, a JSON-quoted string where a string is due, XML entities)."
 )
 
 BLIND_SETS = (
@@ -295,12 +300,28 @@ BLIND_SETS = (
         "5",
     ),
     (
-        "set 33 (not read)",
+        "set 33",
         "sglang-units, sglang-units2 (SGLang's unit function-call tests)",
         "2026-12-07 16:02, 9494541",
         "202/263",
         "76.8%",
         "5",
+    ),
+    (
+        "set 34",
+        "localai-new4, mistral.rs-new2, sglang-units3",
+        "2026-12-07 16:06, 3009d44",
+        "83/104",
+        "79.8%",
+        "3",
+    ),
+    (
+        "set 35 (not read)",
+        "dynamo-new3, sglang-units4, tensorrt-llm-new3",
+        "2026-12-07 16:11, c1f8436",
+        "104/126",
+        "82.5%",
+        "1",
     ),
 )
 """Each held-out set's one blind measurement: sources, when (and the readers' commit), recovered, false calls."""

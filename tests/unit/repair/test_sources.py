@@ -466,16 +466,39 @@ def test_set_32_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 109
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_33_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 33 (SGLang's ``test/registered/unit/function_call/`` files set 32 did not reach), named before
-    set 32's misses were read, gathered by two helpers who did not read the readers, measured once with
-    the readers as of 9494541 (2026-12-07 16:02 UTC): 202/263 (76.8%), 5 false calls, 34 wrong arguments,
-    0 cut-off copies run. Held out: nobody has read its misses, so this is a floor under what was
-    measured (and a ceiling on its false calls), not the goal (98%, none false)."""
+    set 32's misses were read, measured once with the readers as of 9494541 (2026-12-07 16:02 UTC):
+    202/263 (76.8%), 5 false calls, 34 wrong arguments, 0 cut-off copies run. Read and fixed as shapes
+    (test_set33_shapes.py); three tests of strict grammars are ``malformed`` since (notes)."""
     held = held_set(tallies, "set 33")
-    assert held.positives >= 263 and held.negatives >= 83
-    assert len(held.false_calls) <= 5 and not held.cut_ran and len(held.wrong_args) <= 34
-    assert held.recovered >= 202
+    assert held.positives >= 260 and held.negatives >= 83
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 23
+    assert held.recovered >= 213
+
+
+def test_set_34_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 34 (SGLang's test_function_call_parser.py and DeepSeek V4 detector tests, mistral.rs' and
+    LocalAI's newest), named before set 33's misses were read, measured once with the readers as of
+    3009d44 (2026-12-07 16:06 UTC): 83/104 (79.8%), 3 false calls, 17 wrong arguments, 0 cut-off copies
+    run. Read and fixed as shapes (test_set34_shapes.py)."""
+    held = held_set(tallies, "set 34")
+    assert held.positives >= 104 and held.negatives >= 26
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 10
+    assert held.recovered >= 94
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 35 (the SGLang unit function-call files sets 33 and 34 did not reach, TensorRT-LLM's and
+    dynamo's newest parser tests), named before set 34's misses were read, gathered by two helpers who
+    did not read the readers, measured once with the readers as of c1f8436 (2026-12-07 16:11 UTC):
+    104/126 (82.5%), 1 false call, 17 wrong arguments, 0 cut-off copies run. Held out: nobody has read
+    its misses, so this is a floor under what was measured (and a ceiling on its false calls), not the
+    goal (98%, none false)."""
+    held = held_set(tallies, "set 35")
+    assert held.positives >= 126 and held.negatives >= 72
+    assert len(held.false_calls) <= 1 and not held.cut_ran and len(held.wrong_args) <= 17
+    assert held.recovered >= 104
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
