@@ -111,28 +111,36 @@ def close_bracket(stack: list[str], ch: str) -> None:
         stack.pop()
 
 
+_BRACKET_OR_QUOTE_RE = re.compile(r"[\"'{}\[\]]")
+_STRING_BODY_RE = {
+    '"': re.compile(r'(?:[^"\\]|\\.)*', re.DOTALL),
+    "'": re.compile(r"(?:[^'\\\n]|\\.)*", re.DOTALL),  # an apostrophe in prose ends at its line
+    '"""': re.compile(r'(?:[^"\\]|"(?!"")|\\.)*', re.DOTALL),
+    "'''": re.compile(r"(?:[^'\\]|'(?!'')|\\.)*", re.DOTALL),
+}
+
+
 def balanced_end(text: str, start: int) -> int | None:
     """Index just past the bracket that closes the one at ``start``; None if never closed.
 
     Strings in double, single or triple quotes are skipped, so braces inside file contents
-    do not count. A close is read as ``close_bracket`` reads it.
+    do not count (a single quote that meets a line break first is an apostrophe: the string ends
+    there). A close is read as ``close_bracket`` reads it.
     """
     stack: list[str] = []
     i, n = start, len(text)
     while i < n:
-        ch = text[i]
+        m = _BRACKET_OR_QUOTE_RE.search(text, i)
+        if m is None:
+            return None
+        i, ch = m.start(), m.group()
         if ch in "\"'":
             quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
-            i += len(quote)
-            while i < n and not text.startswith(quote, i):
-                if quote == ch and ch == "'" and text[i] == "\n":
-                    break  # an apostrophe in prose, not a string
-                i += 2 if text[i] == "\\" else 1
-            i += len(quote)
+            i = _STRING_BODY_RE[quote].match(text, i + len(quote)).end() + len(quote)  # type: ignore[union-attr]
             continue
         if ch in "{[":
             stack.append(ch)
-        elif ch in "}]":
+        else:
             close_bracket(stack, ch)
             if not stack:
                 return i + 1

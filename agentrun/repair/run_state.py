@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,16 +53,24 @@ class Run:
         self.event(kind, cand.id, raw, message, detail=reason)
 
 
-def sane_tools(tools: Iterable[ToolSpec]) -> dict[str, ToolSpec]:
+_SANE: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], dict[str, ToolSpec]]] = {}
+
+
+def sane_tools(tools: Sequence[ToolSpec]) -> dict[str, ToolSpec]:
     """The request's tools by name; a schema whose ``properties`` is not an object (a list of names:
-    vLLM's Solar Open 2 malformed-properties test) declares none, its arguments kept as written."""
-    out = {t.name: t for t in tools}
-    if all(isinstance(t.parameters.get("properties", {}), dict) for t in out.values()):
-        return out
+    vLLM's Solar Open 2 malformed-properties test) declares none, its arguments kept as written. The
+    same tools (frozen, held by the cache) give the same answer: a session asks with one list."""
+    key = tuple(id(t) for t in tools)
+    if (hit := _SANE.get(key)) is not None:
+        return dict(hit[1])
+    out = {}
     for t in tools:
         if not isinstance(t.parameters.get("properties", {}), dict):
             t = t.model_copy(
                 update={"parameters": {k: v for k, v in t.parameters.items() if k != "properties"}}
             )
         out[t.name] = t
-    return out
+    if len(_SANE) >= 32:
+        _SANE.clear()
+    _SANE[key] = (tuple(tools), out)
+    return dict(out)
