@@ -106,6 +106,12 @@ class _Reader:
 
     def bare(self) -> Any:
         start = self.pos
+        close = self.text.find(self.delim, start)
+        ends = [i for i in (self.text.find("}", start), self.text.find("]", start)) if i >= 0]
+        if 0 <= close < min(ends, default=-1) and ":" not in self.text[start:close]:
+            self.pos = close + len(self.delim)  # a string whose opening delimiter was dropped (SGLang's
+            text = self.text[start:close]  # Gemma 4 tests: {query:weather in Tokyo<|"|>})
+            return RawText(text) if self.raw_strings else text
         while self.pos < len(self.text) and self.text[self.pos] not in ",}]":
             self.pos += 1
         if self.pos >= len(self.text):

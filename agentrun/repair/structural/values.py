@@ -82,7 +82,8 @@ def kv_value(inner: str) -> RawText:
     ``<arg_value>    indented code</arg_value>``, SGLang's GLM tests)."""
     text = inner.strip(" \t\r\n")  # not str.strip(): U+2028 and U+2029 are text (vLLM's Solar tests)
     line = inner.endswith("\n") and not inner.startswith(("\n", "\r"))
-    indented = inner[:1] in (" ", "\t") and inner[-1:] not in (" ", "\t", "\n")  # code's indentation
+    # whitespace on one side only is the value's (code's indentation, an edit's trailing spaces)
+    indented = (inner[:1] in (" ", "\t")) != (inner[-1:] in (" ", "\t")) and not inner.endswith("\n")
     value = text if "\n" not in text and not line and not indented else inner
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
         try:  # a backslash before a letter JSON has no escape for stays a backslash ("\C|\.", a regex)
