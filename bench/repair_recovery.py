@@ -102,7 +102,9 @@ NOTES = (
     "value typing: 77-83% blind, with 1-5 false calls each (calls shown after Example: in a fence, a call "
     "block a thought weighs, a header quoted into an answer; fixed after reading) and 17-34 wrong "
     "arguments each, most of them choices where engines disagree (an undeclared value's type, padding "
-    "around a one-line value, a JSON-quoted string where a string is due, XML entities)."
+    "around a one-line value, a JSON-quoted string where a string is due, XML entities). Set 36 (the "
+    "last SGLang unit files, dynamo's Kimi K2 tests): 21/24 (87.5%) blind, 1 false call; held out. The "
+    "issue's goal of 98% held out with no false call was met on no set."
 )
 
 BLIND_SETS = (
@@ -316,11 +318,19 @@ BLIND_SETS = (
         "3",
     ),
     (
-        "set 35 (not read)",
+        "set 35",
         "dynamo-new3, sglang-units4, tensorrt-llm-new3",
         "2026-12-07 16:11, c1f8436",
         "104/126",
         "82.5%",
+        "1",
+    ),
+    (
+        "set 36 (not read)",
+        "dynamo-new4, sglang-units5",
+        "2026-12-07 16:19, 9ac5115",
+        "21/24",
+        "87.5%",
         "1",
     ),
 )

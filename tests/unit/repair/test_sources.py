@@ -488,17 +488,27 @@ def test_set_34_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 94
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_35_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 35 (the SGLang unit function-call files sets 33 and 34 did not reach, TensorRT-LLM's and
-    dynamo's newest parser tests), named before set 34's misses were read, gathered by two helpers who
-    did not read the readers, measured once with the readers as of c1f8436 (2026-12-07 16:11 UTC):
-    104/126 (82.5%), 1 false call, 17 wrong arguments, 0 cut-off copies run. Held out: nobody has read
-    its misses, so this is a floor under what was measured (and a ceiling on its false calls), not the
-    goal (98%, none false)."""
+    dynamo's newest parser tests), named before set 34's misses were read, measured once with the readers
+    as of c1f8436 (2026-12-07 16:11 UTC): 104/126 (82.5%), 1 false call, 17 wrong arguments, 0 cut-off
+    copies run. Read and fixed as shapes (test_set35_shapes.py); one SGLang test is ``malformed`` since."""
     held = held_set(tallies, "set 35")
     assert held.positives >= 126 and held.negatives >= 72
-    assert len(held.false_calls) <= 1 and not held.cut_ran and len(held.wrong_args) <= 17
-    assert held.recovered >= 104
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 13
+    assert held.recovered >= 108
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 36 (the last SGLang unit function-call files, dynamo's Kimi K2 parser tests), named before set
+    35's misses were read, gathered by two helpers who did not read the readers, measured once with the
+    readers as of 9ac5115 (2026-12-07 16:19 UTC): 21/24 (87.5%), 1 false call, 0 wrong arguments, 0
+    cut-off copies run. Held out: nobody has read its misses, so this is a floor under what was measured
+    (and a ceiling on its false calls), not the goal (98%, none false)."""
+    held = held_set(tallies, "set 36")
+    assert held.positives >= 24 and held.negatives >= 17
+    assert len(held.false_calls) <= 1 and not held.cut_ran and not held.wrong_args
+    assert held.recovered >= 21
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
