@@ -62,6 +62,12 @@ class ChannelClosed(Exception):
         self.sent = sent
 
 
+def _ended(state: dict[str, Any]) -> bool:
+    """The exec ran and ended: not running and an exit code set (an exec dockerd has not started yet
+    is not running either, its exit code still null: under load that window is long enough to be seen)."""
+    return not state.get("Running") and state.get("ExitCode") is not None
+
+
 class ChannelTimeout(Exception):
     """The tool runtime did not answer before the deadline."""
 
@@ -124,7 +130,7 @@ class Channel:
             ready, _, _ = select.select(watched, [], [], min(remaining, 0.5))
             if self._sock in ready and not self._drain_attach(final=False):
                 watched = [listener]
-            if len(watched) == 1 and not ready and not inspect().get("Running"):
+            if len(watched) == 1 and not ready and _ended(inspect()):
                 self._exited()
             if listener not in ready:
                 continue
