@@ -14,7 +14,9 @@ format is"). Those are never run. A call between plain filler words ("before <to
 tests say so (the AI SDK middleware, SGLang, mistral.rs, xinference, slime, sgl-router, dynamo,
 kilocode's Kimi K2 parser among them).
 A call block of several lines is not a quote however it sits ("prefix <tool_call>name\n<arg_key>..
-</tool_call> suffix", TensorRT-LLM's tests): a sentence quoting a call keeps it on its line.
+</tool_call> suffix", TensorRT-LLM's tests) unless the sentence around it talks about it ("Maybe I
+call <atem:function_calls>\n.. — no.", SGLang's Muse Glimmer tests): a sentence quoting a call keeps
+it on its line.
 A message whose header addresses the user (`` to=user<|message|>``, Ollama's Glimmer tests) is
 content: a call in it is run only when the message holds nothing else (a fumbled recipient), never
 when prose is written beside it.
