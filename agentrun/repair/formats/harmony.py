@@ -13,6 +13,7 @@ Format: openai/harmony's renderer and vLLM's ``openai_tool_parser`` tests.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agentrun.repair.candidates import Found
 from agentrun.repair.jsonfix import looks_cut_off
@@ -32,35 +33,30 @@ HARMONY_TOKENS = r"<\|start\|>assistant|<\|start\|>|<\|end\|>|<\|call\|>|<\|retu
 
 def extract_harmony(text: str) -> list[Found]:
     """``to=functions.NAME`` messages; built-in recipients (``browser.*``, ``python``) are skipped."""
-    if "<|channel|>" not in text or "<|message|>" not in text:
-        return []
-    found: list[Found] = []
-    for m in _MESSAGE_RE.finditer(text):
-        recipient = _RECIPIENT_RE.search(m.group("pre") + " " + m.group("header"))
-        if recipient is None or not recipient.group(1).startswith("functions."):
-            continue
-        name = recipient.group(1).removeprefix("functions.")
-        body = m.group("body").strip()
-        # <|call|> is a stop token many servers strip: without it, only a whole JSON body counts
-        closed = bool(m.group("end")) or _whole_json(body)
-        found.append(Found(name, body, m.start(), m.end(), "gpt_oss", closed=closed))
-    return found
+    return _addressed(text, lambda to: to.removeprefix("functions.") if to.startswith("functions.") else None)
 
 
 def extract_harmony_offered(text: str, known: frozenset[str] | None) -> list[Found]:
     """Messages to a recipient outside ``functions.`` that the request itself offered as a tool
     (a client declaring ``browser.search``: openai/harmony's streamable-parser test); its
     built-in tools the request did not offer stay the server's."""
-    if not known or "<|channel|>" not in text or "<|message|>" not in text:
+    return _addressed(text, lambda to: to if to in known else None) if known else []
+
+
+def _addressed(text: str, tool_of: Callable[[str], str | None]) -> list[Found]:
+    """Each message whose recipient ``tool_of`` names a tool, as that tool's call."""
+    if "<|channel|>" not in text or "<|message|>" not in text:
         return []
     found: list[Found] = []
     for m in _MESSAGE_RE.finditer(text):
         recipient = _RECIPIENT_RE.search(m.group("pre") + " " + m.group("header"))
-        if recipient is None or recipient.group(1) not in known:
+        name = tool_of(recipient.group(1)) if recipient is not None else None
+        if name is None:
             continue
         body = m.group("body").strip()
+        # <|call|> is a stop token many servers strip: without it, only a whole JSON body counts
         closed = bool(m.group("end")) or _whole_json(body)
-        found.append(Found(recipient.group(1), body, m.start(), m.end(), "gpt_oss", closed=closed))
+        found.append(Found(name, body, m.start(), m.end(), "gpt_oss", closed=closed))
     return found
 
 

@@ -54,8 +54,14 @@ def extract_shell_fence(text: str, known: Names) -> list[Found]:
     fence = text[start:end]
     if not _command_tag(lang) or not fence.rstrip().endswith("```") or fence.count("```") != 2:
         return []
-    body = fence.split("\n", 1)[1].rstrip().removesuffix("```").strip("\n")
+    body = _fence_body(fence, closed=True)
     return [Found(shells[0], LoneInput(body), start, end, "shell_fence")] if body.strip() else []
+
+
+def _fence_body(fence: str, *, closed: bool) -> str:
+    """The lines of a fence after its opening line, without its closing ``` (if it came)."""
+    body = fence.split("\n", 1)[1] if "\n" in fence else ""
+    return body.rstrip().removesuffix("```").strip("\n") if closed else body.strip("\n")
 
 
 # tags that name a language or a data format: a fence so tagged is code shown, whatever tool shares the name
@@ -91,8 +97,7 @@ def extract_tool_fence(text: str, known: Names) -> list[Found]:
             continue
         fence = text[start:end]
         closed = fence.rstrip().endswith("```") and fence.count("```") == 2
-        body = fence.split("\n", 1)[1] if "\n" in fence else ""
-        body = body.rstrip().removesuffix("```").strip("\n") if closed else body.strip("\n")
+        body = _fence_body(fence, closed=closed)
         if body.strip():
             found.append(
                 Found(tool, (LoneInput if closed else OpenEndedInput)(body), start, end, "tool_fence")
