@@ -124,7 +124,16 @@ def looks_cut_off(text: str) -> bool:
 
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _ESCAPED_CONTROL = re.compile(r"(?<!\\)((?:\\\\)*)\\([\n\t\r])")
-_BAD_ESCAPE = re.compile(r'\\(?=[^"\\/bfnrtu])|\\u(?![0-9a-fA-F]{4})')
+_ESCAPE_PAIR_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
+
+
+def keep_lone_backslashes(body: str) -> str:
+    """Each backslash JSON has no escape for (``\\d``, ``\\C``, ``\\u`` without four hex digits)
+    doubled, so it decodes to itself; escapes are read in pairs from the left, so an escaped
+    backslash before a letter (``C:\\\\Users``) stays the one backslash it is."""
+    return _ESCAPE_PAIR_RE.sub(
+        lambda m: m.group(0) if len(m.group(1)) == 5 or m.group(1) in '"\\/bfnrt' else "\\" + m.group(0), body
+    )
 
 
 def fix_python_string(tok: Token) -> str | None:
@@ -161,9 +170,9 @@ def fix_control_chars(tok: Token) -> str | None:
 
 def fix_invalid_escapes(tok: Token) -> str | None:
     """Backslashes JSON does not allow (``"grep \\d+"``): kept literally, as the model meant."""
-    if tok.quote != '"' or not _BAD_ESCAPE.search(tok.text[1:-1]):
-        return None
-    return '"' + _BAD_ESCAPE.sub(r"\\\\", tok.text[1:-1]) + '"'
+    body = tok.text[1:-1]
+    fixed = keep_lone_backslashes(body) if tok.quote == '"' and "\\" in body else body
+    return None if fixed == body else '"' + fixed + '"'
 
 
 _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}

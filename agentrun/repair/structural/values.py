@@ -15,6 +15,7 @@ import textwrap
 from typing import Any
 
 from agentrun.repair.candidates import RawText
+from agentrun.repair.jsonfix import keep_lone_backslashes
 
 __all__ = ["indented_layout", "kv_value", "param_value", "past_open_value", "python_literal", "trim_value"]
 
@@ -90,19 +91,12 @@ def kv_value(inner: str) -> RawText:
             decoded = json.loads(text)
         except ValueError:
             try:
-                decoded = json.loads(_ESCAPE_RE.sub(_keep_lone_backslash, text))
+                decoded = json.loads(keep_lone_backslashes(text))
             except ValueError:
                 return RawText(value)
         if isinstance(decoded, str):
             return RawText(decoded)
     return RawText(value)
-
-
-_ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
-
-
-def _keep_lone_backslash(m: re.Match[str]) -> str:
-    return m.group(0) if m.group(1) in '\\"/bfnrtu' else "\\\\" + m.group(1)
 
 
 def _plain(node: ast.AST) -> Any:

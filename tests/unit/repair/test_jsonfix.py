@@ -40,6 +40,12 @@ from agentrun.repair.jsonfix import looks_cut_off, parse_arguments, repair_is_fa
             "fix_control_chars",
         ),
         ('{"command": "grep -E \\d+ log.txt"}', {"command": "grep -E \\d+ log.txt"}, "fix_invalid_escapes"),
+        # an escaped backslash beside a bad escape: the pair stays one backslash (it broke the string before)
+        (
+            '{"command": "dir C:\\\\Users | findstr \\d+"}',
+            {"command": "dir C:\\Users | findstr \\d+"},
+            "fix_invalid_escapes",
+        ),
         ('{"path": "a.py"} I will now read it.', {"path": "a.py"}, "drop_trailing_text"),
         ('"{\\"path\\": \\"a.py\\"}"', {"path": "a.py"}, "decode_double_encoded"),
     ],
