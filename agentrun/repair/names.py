@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from agentrun.repair.schema_refs import dangling_ref
 from agentrun.toolset import tool_facts
 
 __all__ = ["TOOL_ALIASES", "looks_like_call_id", "normalize_name", "resolve_tool_name"]
@@ -94,5 +95,7 @@ def tool_for_arguments(args: dict[str, Any], tools: Mapping[str, Any]) -> str | 
         props = set((schema.get("properties") or {}).keys())
         required = set(schema.get("required") or ())
         if set(args) <= props and required <= set(args):
-            fits.append(name)
-    return fits[0] if len(fits) == 1 else None
+            fits.append((name, schema))
+    if len(fits) != 1 or dangling_ref(fits[0][1]):
+        return None  # none or several fit, or the one that fits has a schema not fully known
+    return fits[0][0]

@@ -16,7 +16,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["effective_schema"]
+__all__ = ["dangling_ref", "effective_schema"]
 
 _MAX_HOPS = 8
 _COMPOSED = ("oneOf", "anyOf")
@@ -43,6 +43,20 @@ def _inline(node: Any, root: dict[str, Any], hops: int) -> Any:
         if isinstance(target, dict):
             return _inline({**target, **{k: v for k, v in node.items() if k != "$ref"}}, root, hops + 1)
     return {k: v if k in ("$defs", "definitions") else _inline(v, root, hops) for k, v in node.items()}
+
+
+def dangling_ref(node: Any, root: dict[str, Any] | None = None) -> bool:
+    """A local ``$ref`` in the schema that points at nothing (SGLang's Kimi K2 inference test offers a
+    tool whose ``$ref`` names a missing ``$defs`` entry): what the tool takes is not fully known."""
+    root = node if root is None else root
+    if isinstance(node, list):
+        return any(dangling_ref(x, root) for x in node)
+    if not isinstance(node, dict):
+        return False
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/") and _pointer(root, ref) is None:
+        return True
+    return any(dangling_ref(v, root) for k, v in node.items() if k != "$ref")
 
 
 @lru_cache(maxsize=64)

@@ -133,6 +133,7 @@ class _Args:
         self.json: str | None = None  # the whole body was one JSON object
         self.closed = True
         self.leftover = False  # text outside any argument: the body is not only arguments
+        self.stray_lines_only = True  # every such text is lines of its own between tags (no odd tag)
 
 
 def _put(args: _Args, key: str, value: Any) -> None:
@@ -186,8 +187,10 @@ def _read_into(body: str, args: _Args) -> None:
     pos = 0
     while pos < len(body):
         lt = body.find("<", pos)
-        if body[pos : lt if lt >= 0 else len(body)].strip():
+        if (between := body[pos : lt if lt >= 0 else len(body)]).strip():
             args.leftover = True
+            own_lines = re.fullmatch(r"[ \t]*\n[^<>]*\n\s*", between) is not None and lt >= 0
+            args.stray_lines_only = args.stray_lines_only and own_lines
         if lt < 0:
             return
         if (kv := _KV_RE.match(body, lt)) is not None:
@@ -203,7 +206,8 @@ def _read_into(body: str, args: _Args) -> None:
             if close < 0:  # a tag cut before its '>': the text ended inside markup
                 args.closed = False
                 return
-            args.leftover = args.leftover or not body.startswith("</", lt)
+            odd = not body.startswith("</", lt)
+            args.leftover, args.stray_lines_only = args.leftover or odd, args.stray_lines_only and not odd
             pos = close + 1
 
 
@@ -288,9 +292,13 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         # its value (<execute_command><command>echo '<read_file>..') is part of that value
         return Found(name, body, m.start(), end, "xmlish", closed=False)
     raw: str | dict[str, Any] = args.json if args.json is not None else args.values
+    fixes: tuple[str, ...] = ()
     if args.leftover and not isinstance(raw, str):
-        raw = body  # never drop words the model wrote: the body goes back as it is
-    return Found(name, raw, m.start(), end, "xmlish", closed=closed and args.closed)
+        if anchored_only or not (args.values and args.stray_lines_only and closed and args.closed):
+            raw = body  # never drop words the model wrote: the body goes back as it is
+        else:  # a line of stray text between a named invoke's parameters (vLLM's and SGLang's MiniMax
+            fixes = ("stray_text",)  # readers skip it); the event keeps the source text
+    return Found(name, raw, m.start(), end, "xmlish", closed=closed and args.closed, fixes=fixes)
 
 
 def _wrapped(text: str, found: list[Found]) -> list[Found]:
@@ -320,7 +328,15 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
             )
             open_ended = kv or f.family == "xmlish_name"  # nothing of its own says no more is due
             out.append(
-                Found(f.name, args, start, end, f.family, closed=f.closed and not (cut and open_ended))
+                Found(
+                    f.name,
+                    args,
+                    start,
+                    end,
+                    f.family,
+                    closed=f.closed and not (cut and open_ended),
+                    fixes=f.fixes,
+                )
             )
         i = j + 1
     return out
