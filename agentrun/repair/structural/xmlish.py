@@ -26,7 +26,8 @@ from agentrun.repair.candidates import Found, LoneInput, OpenEndedArgs, RawText,
 from agentrun.repair.jsonfix import looks_cut_off
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool, offered
 from agentrun.repair.structural.namespaces import namespaced
-from agentrun.repair.structural.values import kv_value, param_value, past_open_value, trim_value
+from agentrun.repair.structural.values import kv_value, param_value, trim_value
+from agentrun.repair.structural.xml_element import element
 from agentrun.repair.structural.yaml_body import yaml_mapping
 
 __all__ = ["extract_invocations"]
@@ -96,35 +97,6 @@ def _local(tag: str) -> str:
     return tag.rpartition(":")[2].lower()
 
 
-def _element(text: str, m: re.Match[str], *, last_close: bool = False) -> tuple[str, int, bool]:
-    """(body, end, closed) of the element opened by ``m``; unclosed ones end where the next
-    element of the same tag opens, or at the end of the text. ``last_close`` (an argument's
-    element inside a call's body): its close is the last one before the same tag opens again,
-    so a value that shows the tag's own close (``<content>.. </content> ..</content>``, a file
-    about XML) keeps it."""
-    if m.group(3):
-        return "", m.end(), True
-    close_re, again_re = _ends(m.group(1))
-    close = close_re.search(text, m.end())
-    if last_close and close is not None:
-        again = again_re.search(text, close.end())
-        for later in close_re.finditer(text, close.end(), again.start() if again else len(text)):
-            close = later
-    while close is not None and (past := past_open_value(text, m.end(), close.start(), again_re)) != -1:
-        close = close_re.search(text, past) if past >= 0 else None
-    again = again_re.search(text, m.end(), close.start() if close else len(text))
-    if close is not None and (again is None or close.start() < again.start()):
-        return text[m.end() : close.start()], close.end(), True
-    stop = again.start() if again is not None else len(text)
-    return text[m.end() : stop], stop, False
-
-
-@lru_cache(maxsize=128)
-def _ends(tag: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The closing tag of ``tag``, and another opening of it."""
-    return re.compile(rf"</{re.escape(tag)}\s*>"), re.compile(rf"<{re.escape(tag)}[\s>]")
-
-
 class _Args:
     """Arguments read from one call's body."""
 
@@ -150,7 +122,7 @@ def _put(args: _Args, key: str, value: Any) -> None:
 def _child(body: str, m: re.Match[str], args: _Args) -> int:
     """Read the child element at ``m`` into ``args``; returns where reading goes on."""
     tag, attrs = m.group(1), _attrs(m.group(2))
-    inner, end, closed = _element(body, m, last_close=True)
+    inner, end, closed = element(body, m, last_close=True)
     args.closed = args.closed and closed
     local = _local(tag)
     key = attrs.get("name", attrs.get("key"))  # Kimi K3 names an argument by key=
@@ -255,7 +227,7 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         or not (name or local in _CALL_TAGS or names_tool(tag, known))
     ):
         return None
-    body, end, closed = _element(text, m)
+    body, end, closed = element(text, m)
     anchored_only = False  # nothing but the tool's name says this element is a call
     if name:
         if local not in _CALL_TAGS:
