@@ -202,6 +202,7 @@ _ALLOWED_KEYS = {
     "call_id",
     "index",
     "server_idx",
+    "output",  # the name a call's result is kept under, for the next call (NexusRaven's notebooks)
 }
 
 
@@ -242,6 +243,8 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
         return calls_from_value(next(iter(value.values())))
     if isinstance(value.get("function"), dict) and set(value) <= {"type", "id", "function", "index"}:
         return calls_from_value(value["function"])
+    if set(value) == {"recipient", "content"} and isinstance(value["recipient"], str):
+        return [(value["recipient"], value["content"])]  # a harmony message as JSON (tabbyAPI's tests)
     if isinstance(value.get("_name"), str):  # TGI's grammar: the name beside the arguments
         return [(value["_name"], {k: v for k, v in value.items() if k != "_name"})]
     if isinstance(value.get("request"), str) and not value.keys() & {*_NAME_KEYS, *_ARG_KEYS}:
@@ -258,6 +261,8 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     arg_keys = [k for k in _ARG_KEYS if k in value]
     if len(arg_keys) > 1:
         return None
+    if "output" in value and not arg_keys:
+        return None  # {"name": .., "output": ..}: a call's result, not a call
     args = value[arg_keys[0]] if arg_keys else NoArguments()
     if args is None:
         args = {}

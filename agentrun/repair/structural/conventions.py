@@ -114,6 +114,7 @@ _CODE_LINE_RE = re.compile(
 
 _LINE_CALL_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)[ \t]*\(", re.MULTILINE)
 _LINE_END_RE = re.compile(r"[ \t]*;?[ \t]*(?:\n|\Z)")
+_NEXT_CALL_RE = re.compile(r"[ \t]*;[ \t]*([A-Za-z_][\w.]*)[ \t]*\(")
 
 
 def extract_bare_calls(text: str, known: Names) -> list[Found]:
@@ -128,6 +129,8 @@ def extract_bare_calls(text: str, known: Names) -> list[Found]:
         if not names_tool(m.group(1), known) or any(s <= m.start() < e for s, e, _ in fences):
             continue
         end = _call_end(text, m.end() - 1)
+        while end is not None and (more := _NEXT_CALL_RE.match(text, end)) and names_tool(more[1], known):
+            end = _call_end(text, more.end() - 1)  # a(..); b(..) on one line (NexusRaven's parallel calls)
         if end is None or _LINE_END_RE.match(text, end) is None:
             continue
         calls = parse_calls(text[m.start() : end].strip())

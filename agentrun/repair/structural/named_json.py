@@ -26,7 +26,7 @@ __all__ = ["extract_named_json", "nameless_call"]
 
 _KEYS = (
     "name|function|tool|tool_name|function_name|type|id|tool_call_id|call_id|arguments|parameters|args|input|action|action_input"
-    "|recipient_name|toolName|functionName|tool_uses|server_idx|tool_args|api_name|tag|request|_name|thoughts|command_name"
+    "|recipient_name|recipient|toolName|functionName|tool_uses|server_idx|tool_args|api_name|tag|request|_name|thoughts|command_name"
 )
 _START_RE = re.compile(
     rf"\{{\s*(?:[\"'](?:{_KEYS.replace('_', '[ _]')})[\"']|(?:{_KEYS}))\s*:"

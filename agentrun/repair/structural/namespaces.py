@@ -9,7 +9,7 @@ __all__ = ["namespaced"]
 _BAR_PREFIX_RE = re.compile(r"(</?)｜(?!DSML｜)(\w+)｜")  # GigaChat 3.5's GCML (DSML has its own reader)
 _PIPE_NS_RE = re.compile(r"(</?)(\w+)\|(\w+)>")  # K2V3's <ifm|tool_call>
 _SUFFIX_NS_RE = re.compile(
-    r"(</?)(tool_calls?|arg_key|arg_value|arg_type|invoke|parameter|function_calls?):([^<>\s]+)>"
+    r"(</?)(tool_calls?|tool_sep|arg_key|arg_value|arg_type|invoke|parameter|function_calls?):([^<>\s]+)>"
 )
 
 

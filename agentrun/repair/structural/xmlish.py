@@ -238,10 +238,11 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         name, body = child
     elif local in _CALL_TAGS and closed and (inline := _text_named(body, known)) is not None:
         name, attrs, body = inline[0], inline[1], ""
-    elif "call" in local and closed and names_tool(body.strip(), known):
+    elif "call" in local and closed and names_tool(only := _SEP_RE.sub("", body).strip(), known):
         # <tool_call>get_time</tool_call> (not <tool>NAME</tool>: LangChain's XML agent names the
-        # tool there and writes its input after); inside a wrapper, the wrapper must close
-        return Found(body.strip(), {}, m.start(), end, "xmlish_name")
+        # tool there and writes its input after; HY v3 ends the name with <tool_sep>); inside a
+        # wrapper, the wrapper must close
+        return Found(only, {}, m.start(), end, "xmlish_name")
     elif names_tool(tag, known):  # closed or not: an open one was cut off (judged below)
         name, anchored_only = tag, True
     else:
@@ -314,7 +315,8 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
     return out
 
 
-_KV_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)\s*(?:<\w*sep>\s*)?$")  # HY v3's NAME<tool_sep>
+_SEP_RE = re.compile(rf"<{_NS}\w*sep>\s*\Z")
+_KV_NAME_RE = re.compile(rf"([A-Za-z_][\w.\-]*)\s*(?:<{_NS}\w*sep>\s*)?$")  # HY v3's NAME<tool_sep>
 
 
 def _kv_calls(text: str, known: Names, taken: list[Found]) -> list[Found]:
