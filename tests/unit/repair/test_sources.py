@@ -510,16 +510,28 @@ def test_set_36_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 23
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_37_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 37 (the model makers' own documents and notebooks, tabbyAPI's parser tests), named before set
-    36's misses were read, gathered by two helpers who did not read the readers, measured once with the
-    readers as of d01d2e9 (2026-12-07 18:48 UTC): 43/51 (84.3%), 0 false calls, 0 wrong arguments, 0
-    cut-off copies run. Held out: nobody has read its misses, so this is a floor under what was measured
-    (and a ceiling on its false calls), not the goal (98%, none false)."""
+    36's misses were read, measured once with the readers as of d01d2e9 (2026-12-07 18:48 UTC): 43/51
+    (84.3%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Read and fixed as shapes
+    (test_set37_shapes.py)."""
     held = held_set(tallies, "set 37")
     assert held.positives >= 51 and held.negatives >= 18
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 43
+    assert held.recovered >= 50
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 38 (the Gemma cookbook's, Hunyuan's, ChatGLM3's, GLM-4's, Mistral's and MiniCPM's documents and
+    notebooks; open-instruct's, tau2-bench's, evalscope's and BFCL's text parsing), named before set 37's
+    misses were read, gathered by two helpers who did not read the readers, measured once with the readers
+    as of d0f7ede (2026-12-07 18:52 UTC): 35/45 (77.8%), 0 false calls, 0 wrong arguments, 0 cut-off
+    copies run. Held out: nobody has read its misses, so this is a floor under what was measured (and a
+    ceiling on its false calls), not the goal (98%, none false)."""
+    held = held_set(tallies, "set 38")
+    assert held.positives >= 45 and held.negatives >= 17
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 35
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
