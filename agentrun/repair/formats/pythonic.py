@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any
 
-from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.candidates import Found, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pyfix import (
     KEYWORD_STAND_IN,
@@ -205,15 +205,16 @@ def _envelope(open_tok: str, close_tok: str, family: str) -> Any:
             return []
         found: list[Found] = []
         for m in pattern.finditer(text):
-            closed = bool(m.group(2)) or _whole_list(m.group(1))
-            if m.group(1).strip().startswith(("[{", "{")):  # llama.cpp's LFM2 writes JSON here
-                found.extend(json_calls(m.group(1), m.start(), m.end(), family, strict=True, closed=closed))
+            body = strip_fence(m.group(1).strip())  # MiniCPM4 fences it: ```python\nf(a=1)\n```
+            closed = bool(m.group(2)) or _whole_list(body)
+            if body.strip().startswith(("[{", "{")):  # llama.cpp's LFM2 writes JSON here
+                found.extend(json_calls(body, m.start(), m.end(), family, strict=True, closed=closed))
                 continue
-            calls = parse_calls(m.group(1)) if closed else None
+            calls = parse_calls(body) if closed else None
             if not calls:
-                name = _guess(m.group(1))
+                name = _guess(body)
                 if name or not closed:  # "<function_calls>not a function call</function_calls>" is text
-                    found.append(Found(name, m.group(1), m.start(), m.end(), family, closed=closed))
+                    found.append(Found(name, body, m.start(), m.end(), family, closed=closed))
                 continue
             found.extend(Found(n, a, m.start(), m.end(), family) for n, a in calls)
         return found

@@ -165,6 +165,9 @@ def _read_into(body: str, args: _Args) -> None:
             args.stray_lines_only = args.stray_lines_only and own_lines
         if lt < 0:
             return
+        if lt + 1 < len(body) and not _TAG_START_RE.match(body, lt + 1):  # "x < 10": not markup
+            args.leftover, pos = True, lt + 1
+            continue
         if (kv := _KV_RE.match(body, lt)) is not None:
             args.values[kv.group(2).strip()] = kv_value(kv.group(4))
             args.closed = args.closed and _kv_closed(kv)
@@ -205,16 +208,17 @@ def _text_named(body: str, known: Names) -> tuple[str, dict[str, str]] | None:
     return m.group(1), _attrs(m.group(2))
 
 
-def _wrapped_or_alone(text: str, start: int, end: int) -> bool:
-    """A requested tool's element holding its input as text is a call inside a wrapper, or standing
-    on its own between line breaks and tags (SkyRL's ``<search>q</search> <answer>..``); not in prose."""
+def _standing(text: str, start: int, end: int) -> bool:
+    """A requested tool's element holding its input as text is a call inside a wrapper, or one not
+    nested in another element: on its own line (SkyRL's ``<search>q</search> <answer>..``) or among
+    words (open-instruct's ``I need to search. <search>python tutorials</search>``; a sentence that
+    talks about the syntax is a quote, judged with every call)."""
     if _WRAPPER_RE.search(text, 0, start):
         return True
-    before = text[text.rfind("\n", 0, start) + 1 : start].strip()
-    after = text[end : (text.find("\n", end) + 1 or len(text) + 1) - 1].strip()
+    before = text[text.rfind("\n", 0, start) + 1 : start].rstrip()
     inside = text[end:].lstrip().startswith("</")  # the next tag closes an element around it
-    after_tag = not before or re.search(r"(?:</[^<>]*|/)>\Z", before) is not None  # a close, not an opening
-    return after_tag and (not after or after.startswith("<")) and not inside
+    opened = re.search(r"<[A-Za-z_][^<>]*(?<!/)>\Z", before) is not None  # an element opened right before
+    return not (inside or opened)
 
 
 def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
@@ -254,8 +258,9 @@ def _call(text: str, m: re.Match[str], known: Names) -> Found | None:
         if key not in _SKIP_ATTRS and not _META_ATTR_RE.match(key):
             args.values[key] = param_value(value, {})
     _read_into(body, args)
-    lone = args.leftover and not args.values and args.json is None and "<" not in body and body.strip()
-    if anchored_only and args.leftover and not (lone and closed and _wrapped_or_alone(text, m.start(), end)):
+    lone = bool(args.leftover and not args.values and args.json is None and body.strip())
+    lone = lone and not _TAG_RE.search(body)
+    if anchored_only and args.leftover and not (lone and closed and _standing(text, m.start(), end)):
         return None  # <search> in prose, or markup that is not only arguments
     if lone and closed:  # <invoke name="shell">\necho hi\n</invoke>: the one input of a one-input tool
         alone = anchored_only and not _WRAPPER_RE.search(text, 0, m.start())
@@ -315,6 +320,8 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
     return out
 
 
+_TAG_START_RE = re.compile(r"[A-Za-z_/!?]")
+_TAG_RE = re.compile(r"<[A-Za-z_/!?]")
 _SEP_RE = re.compile(rf"<{_NS}\w*sep>\s*\Z")
 _KV_NAME_RE = re.compile(rf"([A-Za-z_][\w.\-]*)\s*(?:<{_NS}\w*sep>\s*)?$")  # HY v3's NAME<tool_sep>
 

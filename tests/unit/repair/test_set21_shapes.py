@@ -19,8 +19,11 @@ def test_a_tools_own_element_standing_alone_holds_its_input() -> None:
     assert calls("<tool><python>print('hello')</python></tool>", SEARCH, python) == [
         ("python", {"code": "print('hello')"})
     ]
-    assert calls("I would use <search>Query</search> to find it", SEARCH) == []  # in a sentence
-    assert calls("<search>Query</search> and then more words", SEARCH) == []
+    assert calls("I would use <search>Query</search> to find it", SEARCH) == []  # a sentence about it
+    # among plain words it runs (open-instruct's tag parser tests, set 38); nested in another element
+    # it is that element's text
+    assert calls("<search>Query</search> and then more words", SEARCH) == [("search", {"query": "Query"})]
+    assert calls("<note><search>Query</search></note>", SEARCH) == []
 
 
 def test_the_close_tag_inside_a_json_string() -> None:
