@@ -521,17 +521,28 @@ def test_set_37_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 50
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
-    """Set 38 (the Gemma cookbook's, Hunyuan's, ChatGLM3's, GLM-4's, Mistral's and MiniCPM's documents and
-    notebooks; open-instruct's, tau2-bench's, evalscope's and BFCL's text parsing), named before set 37's
-    misses were read, gathered by two helpers who did not read the readers, measured once with the readers
-    as of d0f7ede (2026-12-07 18:52 UTC): 35/45 (77.8%), 0 false calls, 0 wrong arguments, 0 cut-off
-    copies run. Held out: nobody has read its misses, so this is a floor under what was measured (and a
-    ceiling on its false calls), not the goal (98%, none false)."""
+def test_set_38_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 38 (model makers' notebooks and READMEs; training and evaluation code), named before set 37's
+    misses were read, measured once with the readers as of d0f7ede (2026-12-07 18:52 UTC): 35/45 (77.8%),
+    0 false calls, 0 wrong arguments, 0 cut-off copies run. Read and fixed as shapes
+    (test_set38_shapes.py)."""
     held = held_set(tallies, "set 38")
     assert held.positives >= 45 and held.negatives >= 17
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 35
+    assert held.recovered >= 40
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 39 (agent applications: avante.nvim, Letta, codecompanion.nvim, SuperAGI; serving projects:
+    node-llama-cpp, web-llm, modelscope-agent), named before set 38's misses were read, gathered by two
+    helpers who did not read the readers, measured once with the readers as of 0364951 (2026-12-07 18:58
+    UTC): 29/40 (72.5%), 0 false calls, 2 wrong arguments, 0 cut-off copies run. Held out: nobody has read
+    its misses, so this is a floor under what was measured (and a ceiling on its false calls and wrong
+    arguments), not the goal (98%, none false)."""
+    held = held_set(tallies, "set 39")
+    assert held.positives >= 40 and held.negatives >= 9
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 2
+    assert held.recovered >= 29
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
