@@ -187,7 +187,7 @@ _ARG_KEYS = (
     *(f"{p}{a}" for p in ("tool", "function") for a in ("Args", "Params", "Parameters", "Arguments")),
     "function_args",
 )
-_NESTED_CALL_KEYS = ("command", "use_tool", "tool_call", "function_call")
+_NESTED_CALL_KEYS = ("command", "use_tool", "tool_call", "function_call", "tool")  # SuperAGI: {"tool": {..}}
 _THOUGHT_KEYS = {"thoughts", "thought", "reasoning", "plan", "criticism", "speak", "observations"}
 _PART_KEYS = ("path", "activity")  # griptape: {"name": TOOLKIT, "path": ACTIVITY} calls TOOLKIT_ACTIVITY
 _ALLOWED_KEYS = {

@@ -19,10 +19,10 @@ from agentrun.repair.structural.names import Names, code_spans, names_tool
 __all__ = ["extract_bare_calls", "extract_calling_tool", "extract_tool_code"]
 
 _CALLING_RE = re.compile(
-    r"\[\s*(?:Calling|Called|Call|Using|Invoking)\s+(?:the\s+)?(?:tool|function)\s*:?\s*"
+    r"\[\s*(?:(?:Calling|Called|Call|Using|Invoking)\s+(?:the\s+)?(?:tool|function)|\[\s*call)\s*:?\s*"
     r"`?([A-Za-z_][\w.\-]*)`?\s*(?:\(|with\s+(?:arguments|args)?:?\s*(?=\{))"
-)
-_CLOSE_RE = re.compile(r"\s*\)?\s*\]")
+)  # [[call: NAME({..})]]: node-llama-cpp's own syntax for models without one
+_CLOSE_RE = re.compile(r"\s*\)?\s*\]\]?")
 
 
 def _calling_one(text: str, m: re.Match[str]) -> Found | None:
@@ -36,6 +36,8 @@ def _calling_one(text: str, m: re.Match[str]) -> Found | None:
         close = _CLOSE_RE.match(text, end)
         if close is None:
             return None
+        if m.group(0).startswith("[[") and not close.group(0).endswith("]]"):
+            return Found(name, text[pos:end], m.start(), close.end(), "calling_tool", closed=False)
         return Found(name, text[pos:end], m.start(), close.end(), "calling_tool")
     close_at = text.find(")]", pos)
     if close_at < 0:
@@ -43,7 +45,10 @@ def _calling_one(text: str, m: re.Match[str]) -> Found | None:
     calls = parse_calls(f"{name}({text[pos:close_at]})")
     if not calls or len(calls) != 1:
         return None
-    return Found(calls[0][0], calls[0][1], m.start(), close_at + 2, "calling_tool")
+    double = m.group(0).startswith("[[")
+    if double and not text.startswith(")]]", close_at):
+        return Found(name, text[pos:], m.start(), len(text), "calling_tool", closed=False)
+    return Found(calls[0][0], calls[0][1], m.start(), close_at + (3 if double else 2), "calling_tool")
 
 
 def extract_calling_tool(text: str, known: Names) -> list[Found]:
