@@ -130,6 +130,8 @@ class _Reader:
             if end < 0:
                 raise _Cut
             key = self.text[self.pos : end].strip()
+            if len(key) > 1 and key[0] == key[-1] == '"':  # NAME{"k":"v"}: JSON's keys (a pasted reply)
+                key = key[1:-1]
             self.pos = end
         self.skip()
         if self.pos >= len(self.text):

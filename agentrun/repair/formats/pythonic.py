@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any
 
-from agentrun.repair.candidates import Found, balanced_end, strip_fence
+from agentrun.repair.candidates import Found, RawText, balanced_end, strip_fence
 from agentrun.repair.formats.jsonlist import json_calls
 from agentrun.repair.formats.pyfix import (
     KEYWORD_STAND_IN,
@@ -33,8 +33,9 @@ _NAME_RE = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\(")  # MCP tools have hyphens:
 
 
 def _literal(node: ast.AST) -> Any:
-    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
-        return _JSON_NAMES[node.id]  # OLMo 3 writes JSON literals in Python calls
+    if isinstance(node, ast.Name):  # OLMo 3 writes JSON literals in Python calls, and vLLM's Llama
+        # 3.2 pythonic template writes a string unquoted (city=Paris): text, typed by the schema
+        return _JSON_NAMES[node.id] if node.id in _JSON_NAMES else RawText(node.id)
     if isinstance(node, ast.Dict):
         return {
             _literal(k) if k is not None else _bad(): _literal(v)
