@@ -114,7 +114,9 @@ NOTES = (
     "SuperAGI; serving projects: node-llama-cpp's chat wrappers, web-llm): 29/40 (72.5%) blind, 0 false "
     "calls, 2 wrong; 31/40 since. Set 40, the formats models are trained to write (38 chat templates "
     "rendered with one call, two calls, and words before a call) and raw replies pasted into 23 GitHub "
-    "issues: 114/117 (97.4%) blind, 0 false calls, 1 wrong; held out. The "
+    "issues: 114/117 (97.4%) blind, 0 false calls, 1 wrong; 117/117 since. Set 41 (16 more template "
+    "families from other projects' copies; 20 more issue threads): 51/59 (86.4%) blind, 0 false calls; "
+    "held out. The "
     "issue's goal of 98% held out with no false call was met on no set."
 )
 
@@ -369,11 +371,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 40 (not read)",
+        "set 40",
         "chat-templates, web-pages (38 models' chat templates rendered with a call; 23 issues showing raw replies)",
         "2026-12-07 19:02, 9a12451",
         "114/117",
         "97.4%",
+        "0",
+    ),
+    (
+        "set 41 (not read)",
+        "chat-templates2, web-pages2 (16 more template families; 20 more issue threads)",
+        "2026-12-07 19:07, 2a4f8bb",
+        "51/59",
+        "86.4%",
         "0",
     ),
 )

@@ -542,17 +542,28 @@ def test_set_39_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 31
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
-    """Set 40 (38 models' chat templates rendered with a call; GitHub issues and pages showing a model's raw
-    reply), named before set 39's misses were read, gathered by two helpers who did not read the readers,
-    measured once with the readers as of 9a12451 (2026-12-07 19:02 UTC): 114/117 (97.4%), 0 false calls, 1
-    wrong argument, 0 cut-off copies run. Held out: nobody has read its misses, so this is a floor under
-    what was measured (and a ceiling on its false calls and wrong arguments), not the goal (98%, none
-    false)."""
+def test_set_40_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 40 (38 models' chat templates rendered with a call; raw replies in 23 GitHub issues), named
+    before set 39's misses were read, measured once with the readers as of 9a12451 (2026-12-07 19:02 UTC):
+    114/117 (97.4%), 0 false calls, 1 wrong argument, 0 cut-off copies run. Read and fixed as shapes
+    (test_set40_shapes.py)."""
     held = held_set(tallies, "set 40")
     assert held.positives >= 117 and held.negatives >= 2
-    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 1
-    assert held.recovered >= 114
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 117
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 41 (16 more template families from trl's, axolotl's, mistral.rs', mistral-common's and others'
+    copies; 20 more issue threads), named before set 40's misses were read, gathered by two helpers who did
+    not read the readers, measured once with the readers as of 2a4f8bb (2026-12-07 19:07 UTC): 51/59
+    (86.4%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Held out: nobody has read its misses,
+    so this is a floor under what was measured (and a ceiling on its false calls), not the goal (98%, none
+    false)."""
+    held = held_set(tallies, "set 41")
+    assert held.positives >= 59 and held.negatives >= 3
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 51
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
