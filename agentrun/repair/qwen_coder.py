@@ -24,12 +24,15 @@ PARAM_RE = re.compile(
 
 def _trim_value(value: str) -> str:
     """Qwen3-Coder's template puts a newline after ``<parameter=p>`` and before its close; without
-    the first, a last newline is the value's own (a file's last line)."""
+    the first, a last newline is the value's own (a file's last line), unless the value is one line
+    (Tiny Aya's template writes ``<parameter=city>Paris\n</parameter>``)."""
     if (block := indented_layout(value)) is not None:
         return block
     if value.startswith("\n"):
         value = value[1:]
         return value[:-1] if value.endswith("\n") else value
+    if value.endswith("\n") and "\n" not in value[:-1]:
+        return value[:-1]
     if value.startswith("\\n") and value.endswith("\\n") and len(value) >= 4:
         return value[2:-2]  # the same layout written as escapes, as the whole reply is (LocalAI's tests)
     return value

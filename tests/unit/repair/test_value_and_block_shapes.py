@@ -99,10 +99,11 @@ def test_an_indented_block_value_loses_its_layout_and_nothing_else(tools, reply)
     )
     result = correct(reply(text), tools)
     assert [c.arguments for c in result.calls] == [{"path": "a.md", "content": "# Title\n  indented line"}]
-    # not indented: a value's own last newline stays (a file's last line)
-    flat = "<tool_call>\n<function=write_file>\n<parameter=path>a.md</parameter>\n<parameter=content>x = 1\n</parameter>\n</function>\n</tool_call>"
+    # not indented: a value's own last newline stays (a file's last line); a one-line value's is
+    # layout (Tiny Aya's template writes <parameter=city>Paris\n</parameter>)
+    flat = "<tool_call>\n<function=write_file>\n<parameter=path>a.md\n</parameter>\n<parameter=content>x = 1\ny = 2\n</parameter>\n</function>\n</tool_call>"
     assert [c.arguments for c in correct(reply(flat), tools).calls] == [
-        {"path": "a.md", "content": "x = 1\n"}
+        {"path": "a.md", "content": "x = 1\ny = 2\n"}
     ]
 
 
