@@ -116,7 +116,8 @@ NOTES = (
     "rendered with one call, two calls, and words before a call) and raw replies pasted into 23 GitHub "
     "issues: 114/117 (97.4%) blind, 0 false calls, 1 wrong; 117/117 since. Set 41 (16 more template "
     "families from other projects' copies; 20 more issue threads): 51/59 (86.4%) blind, 0 false calls; "
-    "held out. The "
+    "56/59 since. Set 42 (nine more template families read one file at a time; 22 more issue threads): "
+    "42/44 (95.5%) blind, 0 false calls; held out. The "
     "issue's goal of 98% held out with no false call was met on no set."
 )
 
@@ -379,11 +380,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 41 (not read)",
+        "set 41",
         "chat-templates2, web-pages2 (16 more template families; 20 more issue threads)",
         "2026-12-07 19:07, 2a4f8bb",
         "51/59",
         "86.4%",
+        "0",
+    ),
+    (
+        "set 42 (not read)",
+        "chat-templates3, web-pages3 (nine more template families; 22 more issue threads)",
+        "2026-12-07 19:13, 005589c",
+        "42/44",
+        "95.5%",
         "0",
     ),
 )
