@@ -30,6 +30,7 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
 * ``tool_label``: Code World Model's ``<tool: LABEL>`` block, the tool's name and input inside;
 * ``line_prefixed``: a requested tool's name on its own line, then its parameters as elements;
 * ``bracketed``: a requested tool's name in square brackets, its JSON, ``[/NAME]`` (LM Studio-like);
+  a ``[TOOL_CALL]`` block holding ``{tool => "NAME", args => {--k v}}``;
 * ``separated``: a DeepSeek call body marked by its ``<｜tool▁sep｜>`` token alone, and a
   ``<tool_call>`` whose first line is the tool's name and the rest its JSON arguments.
 
@@ -45,7 +46,7 @@ from collections.abc import Callable
 from agentrun.repair.candidates import Found
 from agentrun.repair.formats.gemma import extract_gemma4_named
 from agentrun.repair.formats.harmony import extract_harmony_offered
-from agentrun.repair.structural.bracketed import extract_bracketed
+from agentrun.repair.structural.bracketed import extract_bracketed, extract_flag_hash
 from agentrun.repair.structural.colon_tokens import extract_colon_tokens
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
 from agentrun.repair.structural.labelled import extract_labelled
@@ -86,5 +87,6 @@ LOOSE_READERS: tuple[Reader, ...] = (
     extract_line_prefixed,
     extract_gemma4_named,
     extract_bracketed,
+    extract_flag_hash,
 )
 """Shapes that are calls only for a requested tool, and only when no native call came."""

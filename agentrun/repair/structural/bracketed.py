@@ -4,16 +4,30 @@ imitating LM Studio's ``[TOOL_REQUEST]`` block with the tool's name in the openi
 
 The name must be a requested tool's and the block must close with ``[/NAME]`` or ``[END_..]``: JSON
 that never closed, or that the text ends right after, was cut off; one inside a code fence is shown.
+
+And a hash with command-line flags in a ``[TOOL_CALL]`` block, as some models write when a client's
+prompt shows no format (zeroclaw's, openfang's and Roo Code's trackers)::
+
+    [TOOL_CALL]
+    {tool => "read_file", args => {
+    --path ".claude/CLAUDE.md"
+    }}
+    [/TOOL_CALL]
+
+each ``--key value`` line an argument (a JSON string when the value is one, else the line's text); the
+block must close with ``[/TOOL_CALL]``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
-from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.candidates import Found, RawText, balanced_end
 from agentrun.repair.structural.names import Names, code_spans, in_code, names_tool
 
-__all__ = ["extract_bracketed"]
+__all__ = ["extract_bracketed", "extract_flag_hash"]
 
 _OPEN_RE = re.compile(r"^[ \t]*\[([A-Za-z_][\w.\-]*)\][ \t]*\n?[ \t]*(?=\{)", re.MULTILINE)
 _END_RE = re.compile(r"\s*\[(?:/([A-Za-z_][\w.\-]*)|END(?:_TOOL_(?:REQUEST|CALL))?)\]")
@@ -38,4 +52,44 @@ def extract_bracketed(text: str, known: Names) -> list[Found]:
         close = _END_RE.match(text, end)
         if close is not None and close.group(1) in (None, name):
             found.append(Found(name, text[m.end() : end], m.start(), close.end(), "bracketed"))
+    return found
+
+
+_HASH_BLOCK_RE = re.compile(r"\[TOOL_CALL\][ \t]*\n?(.*?)(\[/TOOL_CALL\]|\Z)", re.DOTALL)
+_HASH_RE = re.compile(r"\s*\{\s*tool\s*=>\s*\"([^\"\n]+)\"\s*,\s*args\s*=>\s*\{(.*)\}\s*\}\s*\Z", re.DOTALL)
+_FLAG_RE = re.compile(r"--([A-Za-z_][\w.\-]*)(?:[ \t]+(.*))?")
+
+
+def _flags(body: str) -> dict[str, Any] | None:
+    args: dict[str, Any] = {}
+    for line in body.strip().split("\n"):
+        if not line.strip():
+            continue
+        m = _FLAG_RE.fullmatch(line.strip())
+        if m is None:
+            return None  # not only flags: not this shape
+        value = (m.group(2) or "").strip()
+        try:
+            decoded = json.loads(value) if value.startswith('"') else None
+        except ValueError:
+            decoded = None
+        args[m.group(1)] = decoded if isinstance(decoded, str) else RawText(value) if value else True
+    return args
+
+
+def extract_flag_hash(text: str, known: Names) -> list[Found]:
+    """``[TOOL_CALL] {tool => "NAME", args => {--k v}} [/TOOL_CALL]`` (see the module docstring)."""
+    if known is None or "[TOOL_CALL]" not in text:
+        return []
+    found: list[Found] = []
+    for block in _HASH_BLOCK_RE.finditer(text):
+        m = _HASH_RE.match(block.group(1))
+        name = m.group(1).strip() if m else ""
+        if m is None or not names_tool(name, known):
+            continue
+        args = _flags(m.group(2))
+        if args is not None:
+            found.append(
+                Found(name, args, block.start(), block.end(), "flag_hash", closed=bool(block.group(2)))
+            )
     return found
