@@ -117,7 +117,9 @@ NOTES = (
     "issues: 114/117 (97.4%) blind, 0 false calls, 1 wrong; 117/117 since. Set 41 (16 more template "
     "families from other projects' copies; 20 more issue threads): 51/59 (86.4%) blind, 0 false calls; "
     "56/59 since. Set 42 (nine more template families read one file at a time; 22 more issue threads): "
-    "42/44 (95.5%) blind, 0 false calls; held out. The "
+    "42/44 (95.5%) blind, 0 false calls; 44/44 since. Set 43 (Functionary, firefunction, Qwen3-Next, "
+    "Qwen3.5, Mistral, Nemotron, Granite and Hermes templates; 16 more threads): 43/44 (97.7%) blind, 0 "
+    "false calls; held out. The "
     "issue's goal of 98% held out with no false call was met on no set."
 )
 
@@ -388,11 +390,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 42 (not read)",
+        "set 42",
         "chat-templates3, web-pages3 (nine more template families; 22 more issue threads)",
         "2026-12-07 19:13, 005589c",
         "42/44",
         "95.5%",
+        "0",
+    ),
+    (
+        "set 43 (not read)",
+        "chat-templates4, web-pages4 (Functionary, firefunction, Qwen3-Next, Mistral, Granite, Hermes; 16 threads)",
+        "2026-12-07 19:20, 6267353",
+        "43/44",
+        "97.7%",
         "0",
     ),
 )
