@@ -15,10 +15,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agentrun.repair.candidates import Found
+from agentrun.repair.candidates import Found, balanced_end
 from agentrun.repair.jsonfix import looks_cut_off
 
-__all__ = ["HARMONY_TOKENS", "extract_harmony", "extract_harmony_offered", "split_harmony"]
+__all__ = [
+    "HARMONY_TOKENS",
+    "extract_harmony",
+    "extract_harmony_offered",
+    "extract_harmony_stripped",
+    "split_harmony",
+]
 
 _MESSAGE_RE = re.compile(
     r"(?:<\|start\|>)?(?P<pre>[^<]*)<\|channel\|>(?P<header>[^<]*)"
@@ -41,6 +47,27 @@ def extract_harmony_offered(text: str, known: frozenset[str] | None) -> list[Fou
     (a client declaring ``browser.search``: openai/harmony's streamable-parser test); its
     built-in tools the request did not offer stay the server's."""
     return _addressed(text, lambda to: to if to in known else None) if known else []
+
+
+_STRIPPED_RE = re.compile(
+    r"(?:\b(?:analysis|commentary|final)[ \t]*)?\bto=functions\.([\w.\-]+)[ \t]*(?:json)?[ \t]*(?=\{)"
+)
+
+
+def extract_harmony_stripped(text: str, known: frozenset[str] | None) -> list[Found]:
+    """A harmony call whose special tokens the server stripped (``skip_special_tokens``): ``commentary
+    to=functions.get_weather json{"city":"Paris"}`` (Rapid-MLX's tracker), for a requested tool, its
+    JSON whole (else it was cut off)."""
+    if not known or "to=functions." not in text or "<|message|>" in text:
+        return []
+    found: list[Found] = []
+    for m in _STRIPPED_RE.finditer(text):
+        if m.group(1) not in known:
+            continue
+        end = balanced_end(text, m.end())
+        body = text[m.end() : end if end is not None else len(text)]
+        found.append(Found(m.group(1), body, m.start(), end or len(text), "gpt_oss", closed=end is not None))
+    return found
 
 
 def _addressed(text: str, tool_of: Callable[[str], str | None]) -> list[Found]:

@@ -23,6 +23,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   (``functions.ping:0{..}``, Kimi K2's id without its tokens; gptme's ``@shell(id): {..}``);
 * ``shell_fence``: the one fence of a reply tagged as a shell command (```mswea_bash_command), when
   the only tool offered is a shell (mini-swe-agent's action); a plain ```bash block is code shown;
+* ``harmony_stripped``: a gpt-oss call whose special tokens the server stripped (``to=functions.NAME
+  json{..}``);
 * ``harmony_offered``: a gpt-oss message to a recipient the request offered by that very name
   (``to=browser.search``), where ``functions.`` is the family reader's;
 * ``tool_fence``: a fence tagged with a requested one-input tool's name (goose's ```execute);
@@ -45,7 +47,7 @@ from collections.abc import Callable
 
 from agentrun.repair.candidates import Found
 from agentrun.repair.formats.gemma import extract_gemma4_named
-from agentrun.repair.formats.harmony import extract_harmony_offered
+from agentrun.repair.formats.harmony import extract_harmony_offered, extract_harmony_stripped
 from agentrun.repair.structural.bracketed import extract_bracketed, extract_flag_hash
 from agentrun.repair.structural.colon_tokens import extract_colon_tokens
 from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
@@ -88,5 +90,6 @@ LOOSE_READERS: tuple[Reader, ...] = (
     extract_gemma4_named,
     extract_bracketed,
     extract_flag_hash,
+    extract_harmony_stripped,
 )
 """Shapes that are calls only for a requested tool, and only when no native call came."""
