@@ -267,6 +267,14 @@ def decode_json(text: str) -> Decoded:
         return out
     except ValueError:
         pass
+    if '"' not in text and "\u201c" in text:  # every quote typographic (a reply pasted through a chat UI)
+        text = text.replace("\u201c", '"').replace("\u201d", '"')
+        out.fixes.append("typographic_quotes")
+        try:
+            out.values = [json.loads(text)]
+            return out
+        except ValueError:
+            pass
     out.cut_off = looks_cut_off(text)
     if out.cut_off:
         return out  # never close what the model did not: the call goes back as truncated

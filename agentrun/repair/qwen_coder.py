@@ -33,6 +33,8 @@ def _trim_value(value: str) -> str:
         return value[:-1] if value.endswith("\n") else value
     if value.endswith("\n") and "\n" not in value[:-1]:
         return value[:-1]
+    if "\n" not in value and value[:1] in (" ", "\t") and value[-1:] in (" ", "\t"):
+        return value.strip(" \t")  # padded on both sides, one line: layout (as a GLM value's, xLLM)
     if value.startswith("\\n") and value.endswith("\\n") and len(value) >= 4:
         return value[2:-2]  # the same layout written as escapes, as the whole reply is (LocalAI's tests)
     return value

@@ -13,7 +13,8 @@ in a slightly different dress and is missed. The readers here know the *shapes* 
   ``tool_name`` with ``arguments``/``parameters``/``args``/``input``, in any key order,
   wherever it sits (after end-of-message tokens, inside a fence of another language);
 * ``conventions``: text conventions some servers and agents use (``[Calling tool: add({..})]``,
-  a ```tool_code fence of Python calls) and a bare pythonic call to a requested tool;
+  a ```tool_code fence of Python calls), a bare pythonic call to a requested tool, and a reply that is
+  one line of a requested tool's name and ``key="value"`` pairs;
 * ``labelled``: a line naming the tool and the next its JSON arguments (ReAct's
   ``Action:``/``Action Input:``, Qwen-Agent's ``✿FUNCTION✿:``/``✿ARGS✿:``);
 * ``colon_tokens``: GLM's name-then-pairs body spelled in ``<|NAME:start|>`` tokens (Solar Open 2);
@@ -50,7 +51,12 @@ from agentrun.repair.formats.gemma import extract_gemma4_named
 from agentrun.repair.formats.harmony import extract_harmony_offered, extract_harmony_stripped
 from agentrun.repair.structural.bracketed import extract_bracketed, extract_flag_hash
 from agentrun.repair.structural.colon_tokens import extract_colon_tokens
-from agentrun.repair.structural.conventions import extract_bare_calls, extract_calling_tool, extract_tool_code
+from agentrun.repair.structural.conventions import (
+    extract_attribute_line,
+    extract_bare_calls,
+    extract_calling_tool,
+    extract_tool_code,
+)
 from agentrun.repair.structural.labelled import extract_labelled
 from agentrun.repair.structural.line_prefixed import extract_line_prefixed
 from agentrun.repair.structural.named_json import extract_named_json
@@ -91,5 +97,6 @@ LOOSE_READERS: tuple[Reader, ...] = (
     extract_bracketed,
     extract_flag_hash,
     extract_harmony_stripped,
+    extract_attribute_line,
 )
 """Shapes that are calls only for a requested tool, and only when no native call came."""

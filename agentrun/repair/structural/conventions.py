@@ -11,12 +11,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from agentrun.repair.candidates import Found, balanced_end
+from agentrun.repair.candidates import Found, OpenEndedArgs, RawText, balanced_end
 from agentrun.repair.formats.pythonic import _call_end, parse_calls
 from agentrun.repair.structural.names import Names, code_spans, names_tool
 
-__all__ = ["extract_bare_calls", "extract_calling_tool", "extract_tool_code"]
+__all__ = ["extract_attribute_line", "extract_bare_calls", "extract_calling_tool", "extract_tool_code"]
 
 _CALLING_RE = re.compile(
     r"\[\s*(?:(?:Calling|Called|Call|Using|Invoking)\s+(?:the\s+)?(?:tool|function)|\[\s*call)\s*:?\s*"
@@ -144,3 +145,22 @@ def extract_bare_calls(text: str, known: Names) -> list[Found]:
     if found and _CODE_LINE_RE.search(text):
         return []  # a reply that shows code: a call among its lines is an example, not a call
     return found
+
+
+_ATTR_LINE_RE = re.compile(r"""([A-Za-z_][\w.\-]*)((?:[ \t]+[\w.\-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s"']+))+)""")
+_ATTR_RE = re.compile(r"""([\w.\-]+)=(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"']+))""")
+
+
+def extract_attribute_line(text: str, known: Names) -> list[Found]:
+    """A reply that is one line, a requested tool's name then ``key="value"`` pairs: ``read_file
+    file="c:\\Users\\y\\package.json"`` (a model without a tool format, ollama-vscode's tracker)."""
+    m = _ATTR_LINE_RE.fullmatch(text.strip()) if known and "=" in text else None
+    if m is None or not names_tool(m.group(1), known):
+        return []
+    args: dict[str, Any] = {}
+    for a in _ATTR_RE.finditer(m.group(2)):
+        args[a.group(1)] = RawText(next(g for g in a.groups()[1:] if g is not None))
+    if a.group(4) is not None:  # an unquoted last value may have been cut: only a reply that ended runs
+        args = OpenEndedArgs(args)
+    start = text.index(m.group(1))
+    return [Found(m.group(1), args, start, start + len(m.group(0)), "attribute_line", strict=False)]
