@@ -120,7 +120,11 @@ NOTES = (
     "42/44 (95.5%) blind, 0 false calls; 44/44 since. Set 43 (Functionary, firefunction, Qwen3-Next, "
     "Qwen3.5, Mistral, Nemotron, Granite and Hermes templates; 16 more threads): 43/44 (97.7%) blind, 0 "
     "false calls; 44/44 since. Set 44 (Command R/A, Jamba, firefunction-v1 and EXAONE 4 templates; about 22 "
-    "more threads): 32/37 (86.5%) blind, 0 false calls, 2 wrong; held out. The "
+    "more threads): 32/37 (86.5%) blind, 0 false calls, 2 wrong; 36/37 since. Set 45 (raw replies in "
+    "engines', agents' and clients' trackers; most threads found were in the corpus already): 15/18 "
+    "(83.3%) blind, 0 false calls; held out. Over sets 37-45 (455 calls), 404 blind (88.8%); over sets "
+    "40-45, the formats models are trained to write and raw replies pasted in trackers (319 calls), 297 "
+    "blind (93.1%; the rendered templates alone 200/205, 97.6%), 0 false calls in any. The "
     "issue's goal of 98% held out with no false call was met on no set."
 )
 
@@ -407,11 +411,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 44 (not read)",
+        "set 44",
         "chat-templates5, web-pages5 (Command R/A, Jamba, firefunction-v1, EXAONE 4; about 22 threads)",
         "2026-12-07 19:24, 973c8bc",
         "32/37",
         "86.5%",
+        "0",
+    ),
+    (
+        "set 45 (not read)",
+        "web-pages6, web-pages7 (engines', agents' and clients' trackers)",
+        "2026-12-07 19:28, 5f7affe",
+        "15/18",
+        "83.3%",
         "0",
     ),
 )

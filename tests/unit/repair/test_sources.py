@@ -584,17 +584,27 @@ def test_set_43_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 44
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
-    """Set 44 (Command R, Command A Reasoning, Jamba, firefunction-v1, EXAONE 4 templates; about 22 more
-    threads), named before set 43's misses were read, gathered by two helpers who did not read the readers,
-    measured once with the readers as of 973c8bc (2026-12-07 19:24 UTC): 32/37 (86.5%), 0 false calls, 2
-    wrong arguments, 0 cut-off copies run. Held out: nobody has read its misses, so this is a floor under
-    what was measured (and a ceiling on its false calls and wrong arguments), not the goal (98%, none
-    false)."""
+def test_set_44_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
+    """Set 44 (Command R/A, Jamba, firefunction-v1, EXAONE 4 templates; about 22 more threads), named before
+    set 43's misses were read, measured once with the readers as of 973c8bc (2026-12-07 19:24 UTC): 32/37
+    (86.5%), 0 false calls, 2 wrong arguments, 0 cut-off copies run. Read and fixed as shapes
+    (test_set44_shapes.py)."""
     held = held_set(tallies, "set 44")
     assert held.positives >= 37 and held.negatives >= 3
-    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 2
-    assert held.recovered >= 32
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 36
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 45 (raw replies in engines', agents' and clients' trackers that sets 40-44 did not use), named
+    before set 44's misses were read, gathered by two helpers who did not read the readers, measured once
+    with the readers as of 5f7affe (2026-12-07 19:28 UTC): 15/18 (83.3%), 0 false calls, 0 wrong
+    arguments, 0 cut-off copies run. Held out: nobody has read its misses, so this is a floor under what was
+    measured (and a ceiling on its false calls), not the goal (98%, none false)."""
+    held = held_set(tallies, "set 45")
+    assert held.positives >= 18 and held.negatives >= 3
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered >= 15
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
