@@ -8,6 +8,7 @@ loose JSON or a pythonic list in prose, which the pipeline accepts only for a kn
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +121,9 @@ _STRING_BODY_RE = {
 }
 
 
+_RAW_DECODE = json.JSONDecoder().raw_decode
+
+
 def balanced_end(text: str, start: int) -> int | None:
     """Index just past the bracket that closes the one at ``start``; None if never closed.
 
@@ -127,6 +131,11 @@ def balanced_end(text: str, start: int) -> int | None:
     do not count (a single quote that meets a line break first is an apostrophe: the string ends
     there). A close is read as ``close_bracket`` reads it.
     """
+    if text[start : start + 1] in ("{", "["):
+        try:  # valid JSON (the usual case) ends where the C decoder says, as the scan below would find
+            return _RAW_DECODE(text, start)[1]
+        except ValueError:
+            pass
     stack: list[str] = []
     i, n = start, len(text)
     while i < n:
