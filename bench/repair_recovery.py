@@ -433,6 +433,8 @@ BLIND_SETS = (
 def _row(name: str, t: Tally, held: bool) -> str:
     rate = f"{100 * t.recovered / t.positives:.1f}%" if t.positives else "-"
     missed = ", ".join(t.missed[:6]) + (" ..." if len(t.missed) > 6 else "")
+    if held and t.missed:  # naming a held-out miss would show the fixer what to read
+        missed = f"({len(t.missed)} not named: held out)"
     role = "**held out**" if held else "tuning"
     if name in WAS_HELD_OUT:
         role = f"tuning (held out first: {WAS_HELD_OUT[name]})"
