@@ -216,6 +216,8 @@ def _standing(text: str, start: int, end: int) -> bool:
     if _WRAPPER_RE.search(text, 0, start):
         return True
     before = text[text.rfind("\n", 0, start) + 1 : start].rstrip()
+    if before and _HTML_RE.search(text):  # <code>ls</code> among words of an HTML answer is markup
+        return False
     inside = text[end:].lstrip().startswith("</")  # the next tag closes an element around it
     opened = re.search(r"<[A-Za-z_][^<>]*(?<!/)>\Z", before) is not None  # an element opened right before
     return not (inside or opened)
@@ -320,6 +322,9 @@ def _wrapped(text: str, found: list[Found]) -> list[Found]:
     return out
 
 
+_HTML_RE = re.compile(
+    r"</?(?:p|div|span|br|li|ul|ol|b|i|em|strong|a|h[1-6]|table|tr|td|pre|html|body)\b[^<>]*>", re.I
+)
 _TAG_START_RE = re.compile(r"[A-Za-z_/!?]")
 _TAG_RE = re.compile(r"<[A-Za-z_/!?]")
 _SEP_RE = re.compile(rf"<{_NS}\w*sep>\s*\Z")

@@ -34,6 +34,9 @@ def test_a_tools_own_element_among_words_holds_its_input() -> None:
     # a sentence about the syntax is a quote; an element nested in another is its text
     assert calls("You could write <search>python</search> to search.", SEARCH) == []
     assert calls("<answer>see <search>python</search></answer>", SEARCH) == []
+    # among the words of an HTML answer a tool's element is markup (a tool named like a tag: code)
+    assert calls("<p>Run <code>ls</code> to list files.</p>", SEARCH, CODE) == []
+    assert calls("<p>Intro</p>\n<code>ls</code>", SEARCH, CODE) == [("code", {"script": "ls"})]
 
 
 def test_a_less_than_sign_inside_a_tools_element_is_text() -> None:
