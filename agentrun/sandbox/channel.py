@@ -68,6 +68,18 @@ def _ended(state: dict[str, Any]) -> bool:
     return not state.get("Running") and state.get("ExitCode") is not None
 
 
+def _exec_pid(inspect: Any, deadline: float) -> int | None:
+    """The exec's process id. dockerd records it once its start call returns, and the runtime
+    can connect before that (under load: an empty Pid, the runtime hung up on, a CI run at 92bf82d
+    lost a session to 'the tool runtime exited' with no stderr): asked again until it is set, the
+    exec ended, or the deadline passed."""
+    while True:
+        state = inspect()
+        if state.get("Pid") or _ended(state) or time.monotonic() >= deadline:
+            return state.get("Pid") or None
+        time.sleep(0.02)
+
+
 class ChannelTimeout(Exception):
     """The tool runtime did not answer before the deadline."""
 
@@ -136,7 +148,7 @@ class Channel:
                 continue
             conn, _ = listener.accept()
             peer = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
-            if peer == inspect().get("Pid"):
+            if peer == _exec_pid(inspect, deadline):
                 conn.setblocking(True)
                 return conn
             conn.close()  # not the runtime: something else in the container

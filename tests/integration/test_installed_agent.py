@@ -214,10 +214,17 @@ def test_a_live_load_of_an_installed_agent(todo_image: str, tmp_path: Path) -> N
     load = json.loads(next(tmp_path.glob("load-*/load.json")).read_text())
     assert load["workload"]["agent"] == "qwen-code"
     sessions = load["sessions"]
-    assert [(s["hidden_tests_passed"], s["hidden_tests_total"]) for s in sessions] == [(16, 16)] * 2
+    why = [(s["stop_reason"], _error(s["run_dir"])) for s in sessions]
+    assert [(s["hidden_tests_passed"], s["hidden_tests_total"]) for s in sessions] == [(16, 16)] * 2, why
     for s in sessions:  # each session's records: one per request its gateway saw, with timings
         rows = read_jsonl(Path(s["run_dir"]) / "gateway" / "requests.jsonl")
         mine = [r for r in load["requests"] if r["session"] == s["session"]]
         assert len(mine) == len(rows) == s["requests"] >= 5
         assert all(r["ttft_s"] is not None and r["prompt_tokens"] > 0 for r in mine), mine
     assert {s["session"] for s in sessions} == {"s0000", "s0001"}
+
+
+def _error(run_dir: str) -> str | None:
+    """A session's error as its result.json says it (what a failed assertion shows)."""
+    path = Path(run_dir) / "result.json"
+    return json.loads(path.read_text()).get("error") if path.is_file() else "no result.json"
