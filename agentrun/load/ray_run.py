@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import secrets
 import shutil
 import tarfile
 import tempfile
@@ -37,6 +39,9 @@ from agentrun.errors import UserError
 from agentrun.load.records import NotStarted
 from agentrun.results import RunResult, new_run_id
 from agentrun.serving.admission import AdmissionGate
+
+LEDGER_PREFIX = "agentrun-load-ledger-"
+"""The name of a load's ledger actor: this and an id of its own."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,10 @@ class Ledger:
 
     def nodes(self, run_id: str) -> list[str]:
         return list(self.attempts.get(run_id, []))
+
+    def all_attempts(self) -> dict[str, list[str]]:
+        """Every session's attempts so far (which node each began on), for a watcher."""
+        return {run_id: list(nodes) for run_id, nodes in self.attempts.items()}
 
 
 class GateActor(AdmissionGate):
@@ -184,7 +193,9 @@ class RaySessions:
                 node_id=ray.get_runtime_context().get_node_id(), soft=False
             ),
         }
-        self.ledger: Any = ray.remote(Ledger).options(**here).remote()
+        # named, so a watcher on the driver (a test, a dashboard) can ask it who runs where
+        name = f"{LEDGER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        self.ledger: Any = ray.remote(Ledger).options(name=name, **here).remote()
         self.gate = (
             ray.remote(max_concurrency=1000)(GateActor).options(**here).remote(kv_budget)
             if kv_budget

@@ -33,11 +33,27 @@ def _finished_on(runs: Path, node_id: str) -> bool:
     return False
 
 
+def _running_on(runs: Path, node_id: str) -> bool:
+    """A session has begun an attempt on the node (the load's ledger says) and not come back: a
+    session Ray has placed there but whose worker is still starting is not one yet (CI, 2026-12-07:
+    the node was removed in that window, nothing was lost, the test failed)."""
+    from agentrun.load.ray_run import LEDGER_PREFIX
+
+    names = [n for n in ray.util.list_named_actors() if n.startswith(LEDGER_PREFIX)]
+    if len(names) != 1:
+        return False
+    attempts = ray.get(ray.get_actor(names[0]).all_attempts.remote(), timeout=10)
+    return any(
+        nodes[-1] == node_id and not (runs / run_id / "result.json").is_file()
+        for run_id, nodes in attempts.items()
+    )
+
+
 def _kill_when_running(cluster: Any, node: Any, runs: Path, killed: list[float]) -> None:
-    """Remove the worker node once a session has finished on it (its next ones are running)."""
+    """Remove the worker node once a session has finished on it and another is running there."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        if _finished_on(runs, node.node_id):
+        if _finished_on(runs, node.node_id) and _running_on(runs, node.node_id):
             cluster.remove_node(node, allow_graceful=False)
             killed.append(time.monotonic())
             return
