@@ -23,6 +23,7 @@ from agentrun.repair.structural.values import kv_value, past_open_value
 __all__ = ["ENVELOPE_EXTRACTORS", "WRAPPER_TOKENS"]
 
 _B = r"[|｜]"  # DeepSeek writes full-width bars; tokenizer round trips sometimes give ASCII ones
+_DB = r"[|｜]{1,2}"  # DSML's bars, doubled in a reply Zed's tracker shows (``<｜｜DSML｜｜invoke``)
 _S = r"[▁_ ]"
 _DS_BEGIN = rf"<{_B}tool{_S}call{_S}begin{_B}>"
 _DS_SEP = rf"<{_B}tool{_S}sep{_B}>"
@@ -36,7 +37,7 @@ WRAPPER_TOKENS = re.compile(
     rf"<{_B}tool{_S}calls{_S}(?:begin|end){_B}>|<{_B}end{_S}of{_S}sentence{_B}>|<{_B}tool{_S}calls{_B}>"
     rf"|<{_B}tool{_S}call{_S}(?:begin|end){_B}>|(?:function)?<{_B}tool{_S}sep{_B}>(?:[\w.\-]+\n)?"
     r"|</?seed:tool_call>|</?tool_calls>|</?function_calls>|<\|tool_call_(?:start|end)\|>"
-    rf"|</?{_B}DSML{_B}(?:function_calls|tool_calls)>"
+    rf"|</?{_DB}DSML{_DB}(?:function_calls|tool_calls)>"
     r"|<\|tool_calls_section_(?:begin|end)\|>|<\|eom_id\|>|<\|eot_id\|>|<\|im_end\|>"
     r"|</?minimax:tool_call>|<\|action_end\|>"
 )
@@ -61,11 +62,11 @@ def extract_deepseek(text: str) -> list[Found]:
 
 
 _DSML_INVOKE_RE = re.compile(
-    rf"<{_B}DSML{_B}invoke\s+name=\"([^\"]*)\"\s*>(.*?)(?:</{_B}DSML{_B}invoke>|\Z)", re.DOTALL
+    rf"<{_DB}DSML{_DB}invoke\s+name=\"([^\"]*)\"\s*>(.*?)(?:</{_DB}DSML{_DB}invoke>|\Z)", re.DOTALL
 )
-_DSML_EMPTY_RE = re.compile(rf"<{_B}DSML{_B}invoke\s+name=\"([^\"]*)\"\s*/>")  # a tool taking none (V4)
+_DSML_EMPTY_RE = re.compile(rf"<{_DB}DSML{_DB}invoke\s+name=\"([^\"]*)\"\s*/>")  # a tool taking none (V4)
 _DSMLPARAM_RE = re.compile(
-    rf"<{_B}DSML{_B}parameter\s+name=\"([^\"]*)\"(?:\s+string=\"(true|false)\")?\s*>(.*?)</{_B}DSML{_B}parameter>",
+    rf"<{_DB}DSML{_DB}parameter\s+name=\"([^\"]*)\"(?:\s+string=\"(true|false)\")?\s*>(.*?)</{_DB}DSML{_DB}parameter>",
     re.DOTALL,
 )
 

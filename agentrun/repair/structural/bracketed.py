@@ -14,8 +14,9 @@ prompt shows no format (zeroclaw's, openfang's and Roo Code's trackers)::
     }}
     [/TOOL_CALL]
 
-each ``--key value`` line an argument (a JSON string when the value is one, else the line's text); the
-block must close with ``[/TOOL_CALL]``.
+each ``--key value`` an argument (a JSON string when the value is one, else the rest of the line); the
+block must close with ``[/TOOL_CALL]``. Pasted through a chat UI the quotes come typographic and ``--`` an
+en dash, several flags on one line (AnythingLLM's tracker).
 """
 
 from __future__ import annotations
@@ -56,24 +57,31 @@ def extract_bracketed(text: str, known: Names) -> list[Found]:
 
 
 _HASH_BLOCK_RE = re.compile(r"\[TOOL_CALL\][ \t]*\n?(.*?)(\[/TOOL_CALL\]|\Z)", re.DOTALL)
-_HASH_RE = re.compile(r"\s*\{\s*tool\s*=>\s*\"([^\"\n]+)\"\s*,\s*args\s*=>\s*\{(.*)\}\s*\}\s*\Z", re.DOTALL)
-_FLAG_RE = re.compile(r"--([A-Za-z_][\w.\-]*)(?:[ \t]+(.*))?")
+_HASH_RE = re.compile(
+    r"\s*\{\s*tool\s*=>\s*[\"\u201c]([^\"\u201d\n]+)[\"\u201d]\s*,\s*args\s*=>\s*\{(.*)\}\s*\}\s*\Z",
+    re.DOTALL,
+)
+_FLAG_RE = re.compile(r"\s*(?:--|[\u2013\u2014])([A-Za-z_][\w.\-]*)")  # a chat UI makes -- a dash
+_QUOTED_RE = re.compile(r"[ \t]+(\"(?:[^\"\\\n]|\\.)*\"|\u201c[^\u201d\n]*\u201d)(?=\s|\Z)")
 
 
 def _flags(body: str) -> dict[str, Any] | None:
+    """``--key value`` flags: a quoted value (straight or typographic quotes) may have another flag
+    after it on its line; any other value is the rest of its line (``null`` is JSON's)."""
     args: dict[str, Any] = {}
-    for line in body.strip().split("\n"):
-        if not line.strip():
-            continue
-        m = _FLAG_RE.fullmatch(line.strip())
+    body, pos = body.strip(), 0
+    while pos < len(body):
+        m = _FLAG_RE.match(body, pos)
         if m is None:
             return None  # not only flags: not this shape
-        value = (m.group(2) or "").strip()
-        try:
-            decoded = json.loads(value) if value.startswith('"') else None
-        except ValueError:
-            decoded = None
-        args[m.group(1)] = decoded if isinstance(decoded, str) else RawText(value) if value else True
+        pos = m.end()
+        if (q := _QUOTED_RE.match(body, pos)) is not None:
+            quoted, pos = q.group(1), q.end()
+            args[m.group(1)] = json.loads(quoted) if quoted.startswith('"') else quoted[1:-1]
+            continue
+        eol = body.find("\n", pos) % (len(body) + 1)
+        value, pos = body[pos:eol].strip(), eol
+        args[m.group(1)] = None if value == "null" else RawText(value) if value else True
     return args
 
 

@@ -80,7 +80,8 @@ def _statements(body: str) -> list[str]:
     return out
 
 
-_TOOL_CODE_LINE_RE = re.compile(r"\s*tool_code\s*=\s*[A-Za-z_][\w.\-]*\s*\(")
+# Gemma 4 E2B's unfenced ``tool_code = f(..)``; a fence's backticks a chat UI dropped: ``tool_codeprint(..)``
+_TOOL_CODE_LINE_RE = re.compile(r"\s*tool_code\s*(?:=\s*)?(?=[A-Za-z_][\w.\-]*\s*\()")
 
 
 def extract_tool_code(text: str, known: Names) -> list[Found]:
@@ -89,8 +90,8 @@ def extract_tool_code(text: str, known: Names) -> list[Found]:
     if "tool_code" not in text:
         return []
     found: list[Found] = []
-    if known is not None and _TOOL_CODE_LINE_RE.match(text):  # Gemma 4 E2B's unfenced tool_code = f(..)
-        for stmt in _statements(text):
+    if known is not None and (bare := _TOOL_CODE_LINE_RE.match(text)):
+        for stmt in _statements(text[bare.end() :]):
             for name, args in parse_calls(stmt) or []:
                 if names_tool(name, known) and isinstance(args, dict):
                     found.append(Found(name, args, 0, len(text), "tool_code", strict=False))

@@ -599,11 +599,12 @@ def test_set_45_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     """Set 45 (raw replies in engines', agents' and clients' trackers that sets 40-44 did not use), named
     before set 44's misses were read, measured once with the readers as of 5f7affe (2026-12-07 19:28 UTC):
     15/18 (83.3%), 0 false calls, 0 wrong arguments, 0 cut-off copies run. Read and fixed as shapes
-    (test_set45_shapes.py)."""
+    (test_set45_shapes.py): 17/18 since. The one left runs with other arguments than the gatherer wrote:
+    a null for an optional string is dropped, as the repair does in every format (the tool takes none)."""
     held = held_set(tallies, "set 45")
     assert held.positives >= 18 and held.negatives >= 3
-    assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 15
+    assert not (held.false_calls or held.cut_ran) and held.wrong_args == ["anythingllm-4675::1"]
+    assert held.recovered >= 17
 
 
 def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
