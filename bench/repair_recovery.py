@@ -125,9 +125,12 @@ NOTES = (
     "(83.3%) blind, 0 false calls; 17/18 since (a null for an optional string dropped). Set 46 (the local model's raw replies: Qwen2.5-Coder-1.5B "
     "on llama-server over 54 prompts that offer tools at three temperatures, read from /completion "
     "without the server's tool-call parsing; five more threads): 93/96 (96.9%) blind, 0 false calls, 2 "
-    "wrong; held out. Over sets 37-46 (551 calls), 497 blind (90.2%); over sets 40-46, the formats models "
-    "are trained to write, raw replies pasted in trackers and the local model's (415 calls), 390 blind "
-    "(94.0%; the rendered templates alone 200/205, 97.6%), 0 false calls in any. The "
+    "wrong; read since. Set 47 (the local model under opencode's and mini-swe-agent's recorded requests "
+    "and agentrun's own tools, turns added mid-task; five more pages): 36/37 (97.3%) blind, 0 false "
+    "calls, 0 wrong; held out. Over sets 37-47 (588 calls), 533 blind (90.6%); over sets 40-47, the "
+    "formats models are trained to write, raw replies pasted in trackers and the local model's (452 "
+    "calls), 426 blind "
+    "(94.2%; the rendered templates alone 200/205, 97.6%), 0 false calls in any. The "
     "issue's goal of 98% held out with no false call was met on no set."
 )
 
@@ -430,11 +433,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 46 (not read)",
+        "set 46",
         "local-model, web-pages8 (the local model's raw replies, 122; five threads)",
         "2026-12-07 22:20, 458de41",
         "93/96",
         "96.9%",
+        "0",
+    ),
+    (
+        "set 47 (not read)",
+        "local-model2, web-pages9 (the local model under opencode's, mini-swe-agent's and agentrun's requests; five pages)",
+        "2026-12-07 22:38, d8cea2d",
+        "36/37",
+        "97.3%",
         "0",
     ),
 )
