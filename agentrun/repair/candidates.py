@@ -22,6 +22,7 @@ __all__ = [
     "Repeated",
     "SoleInput",
     "balanced_end",
+    "call_in_envelope",
     "calls_from_value",
     "close_bracket",
     "lone_parameter",
@@ -199,6 +200,7 @@ _ARG_KEYS = (
 _NESTED_CALL_KEYS = ("command", "use_tool", "tool_call", "function_call", "tool")  # SuperAGI: {"tool": {..}}
 _THOUGHT_KEYS = {"thoughts", "thought", "reasoning", "plan", "criticism", "speak", "observations"}
 _PART_KEYS = ("path", "activity")  # griptape: {"name": TOOLKIT, "path": ACTIVITY} calls TOOLKIT_ACTIVITY
+_RESULT_KEYS = ("response", "result")  # the call's result as the model imagined it (the local model)
 _ALLOWED_KEYS = {
     *_NAME_KEYS,
     *_ARG_KEYS,
@@ -212,6 +214,7 @@ _ALLOWED_KEYS = {
     "index",
     "server_idx",
     "output",  # the name a call's result is kept under, for the next call (NexusRaven's notebooks)
+    *_RESULT_KEYS,
 }
 
 
@@ -270,7 +273,7 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     arg_keys = [k for k in _ARG_KEYS if k in value]
     if len(arg_keys) > 1:
         return None
-    if "output" in value and not arg_keys:
+    if not arg_keys and any(k in value for k in ("output", *_RESULT_KEYS)):
         return None  # {"name": .., "output": ..}: a call's result, not a call
     args = value[arg_keys[0]] if arg_keys else NoArguments()
     if args is None:
@@ -280,6 +283,18 @@ def calls_from_value(value: Any) -> list[tuple[str, str | dict[str, Any]]] | Non
     if not isinstance(args, dict | str) or _looks_like_schema(args):
         return None
     return [(name, args)]
+
+
+def call_in_envelope(value: Any) -> list[tuple[str, str | dict[str, Any]]] | None:
+    """Inside a call's own envelope (``<tool_call>..</tool_call>``): a call object with keys no call has
+    beside its name and arguments (a note, a field the model made up) is that call, the keys dropped;
+    outside one such an object is not taken for a call."""
+    if not isinstance(value, dict):
+        return None
+    known = {k: v for k, v in value.items() if k in _ALLOWED_KEYS or _ID_KEY_RE.search(k)}
+    if len(known) == len(value) or not (known.keys() & set(_NAME_KEYS) and known.keys() & set(_ARG_KEYS)):
+        return None
+    return calls_from_value(known)
 
 
 def lone_parameter(schema: dict[str, Any], text: object = "") -> str | None:

@@ -146,14 +146,17 @@ def coerce_to_list(value: Any, types: list[str]) -> Any:
 
 
 def coerce_to_string(value: Any, types: list[str]) -> Any:
-    """A number, boolean or list of text chunks where the schema wants a string."""
+    """A number, boolean, or text in a list where the schema wants a string: one item, or lines that
+    carry their own newlines (``["line 1\\n", "line 2\\n"]``, as ``readlines`` gives them). Other lists
+    fail validation: joined, ``["Tokyo", "London"]`` was a city no one named (the local model, set 46)."""
     if types != ["string"] or isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+    lines = isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+    if lines and all(v.endswith("\n") for v in value[:-1]):
         return "".join(value)
     return value
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentrun.repair.candidates import Found, balanced_end, calls_from_value, strip_fence
+from agentrun.repair.candidates import Found, balanced_end, call_in_envelope, calls_from_value, strip_fence
 from agentrun.repair.jsonfix import decode_json, looks_cut_off
 
 __all__ = ["json_calls", "split_elements"]
@@ -65,13 +65,15 @@ def _whole(body: str, span: tuple[int, int], family: str, strict: bool, closed: 
     if not decoded.values:
         return None
     pairs: list[tuple[str, Any]] = []
+    fixes = list(decoded.fixes)
     for value in decoded.values:
         got = calls_from_value(_normalize(value))
+        if got is None and strict and (got := call_in_envelope(_normalize(value))) is not None:
+            fixes.append("envelope_keys_dropped")  # what the model wrote beside name and arguments
         if got is None:
             return None
         pairs.extend(got)
-    fixes = tuple(decoded.fixes)
-    return [Found(n, a, *span, family, strict=strict, closed=closed, fixes=fixes) for n, a in pairs]
+    return [Found(n, a, *span, family, strict=strict, closed=closed, fixes=tuple(fixes)) for n, a in pairs]
 
 
 def _one_by_one(body: str, span: tuple[int, int], family: str, strict: bool) -> list[Found]:

@@ -611,11 +611,13 @@ def test_set_46_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     """Set 46 (the local model's raw replies over prompts that offer tools, read from /completion without
     the server's tool-call parsing; five more tracker threads), named before set 45's misses were read,
     measured once with the readers as of 458de41 (2026-12-07 22:20 UTC): 93/96 (96.9%), 0 false calls, 2
-    wrong arguments, 0 cut-off copies run. Read and fixed as shapes (test_set46_shapes.py)."""
+    wrong arguments, 0 cut-off copies run. Read and fixed as shapes (test_set46_shapes.py): 94/96 since; the
+    two left are nulls for an optional integer, dropped as in every format (counted wrong arguments)."""
     held = held_set(tallies, "set 46")
     assert held.positives >= 96 and held.negatives >= 31
-    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 2
-    assert held.recovered >= 93
+    assert not (held.false_calls or held.cut_ran)
+    assert sorted(held.wrong_args) == ["localmodel-19::1", "localmodel-21::1"]
+    assert held.recovered >= 94
 
 
 def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
