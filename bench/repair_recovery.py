@@ -128,11 +128,15 @@ NOTES = (
     "wrong; 94/96 since (the 2 left are nulls for an optional integer, dropped as everywhere; a list of two "
     "cities is no longer joined into one). Set 47 (the local model under opencode's and mini-swe-agent's recorded requests "
     "and agentrun's own tools, turns added mid-task; five more pages): 36/37 (97.3%) blind, 0 false "
-    "calls, 0 wrong; held out. Over sets 37-47 (588 calls), 533 blind (90.6%); over sets 40-47, the "
-    "formats models are trained to write, raw replies pasted in trackers and the local model's (452 "
-    "calls), 426 blind "
-    "(94.2%; the rendered templates alone 200/205, 97.6%), 0 false calls in any. The "
-    "issue's goal of 98% held out with no false call was met on no set."
+    "calls, 0 wrong; read since. Set 48 (the local model under qwen-code's whole 14.8k-token prompt and "
+    "agentrun's own, tasks continued after tool results: it mostly did not call; six more pages): 16/16 "
+    "(100%) blind over 36 negatives, 0 false calls, 0 wrong; held out: the issue's goal on a held-out set, "
+    "a small one. Over sets 46-48 (149 calls) 145 blind (97.3%); over sets 37-48 (604 calls), 549 blind "
+    "(90.9%); over sets 40-48, the formats models are trained to write, raw replies pasted in trackers and "
+    "the local model's (468 calls), 442 blind "
+    "(94.4%; the rendered templates alone 200/205, 97.6%), 0 false calls in any. The "
+    "issue's goal of 98% held out with no false call was met blind on one set, set 48 (16/16, 36 negatives), "
+    "and not on the three sets measured before it taken together (97.3%)."
 )
 
 BLIND_SETS = (
@@ -442,11 +446,19 @@ BLIND_SETS = (
         "0",
     ),
     (
-        "set 47 (not read)",
+        "set 47",
         "local-model2, web-pages9 (the local model under opencode's, mini-swe-agent's and agentrun's requests; five pages)",
         "2026-12-07 22:38, d8cea2d",
         "36/37",
         "97.3%",
+        "0",
+    ),
+    (
+        "set 48 (not read)",
+        "local-model3, web-pages10 (the local model under qwen-code's whole prompt and agentrun's own; six pages)",
+        "2026-12-07 23:01, 95b97e7",
+        "16/16",
+        "100.0%",
         "0",
     ),
 )
