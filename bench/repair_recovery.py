@@ -128,7 +128,7 @@ NOTES = (
     "wrong; 94/96 since (the 2 left are nulls for an optional integer, dropped as everywhere; a list of two "
     "cities is no longer joined into one). Set 47 (the local model under opencode's and mini-swe-agent's recorded requests "
     "and agentrun's own tools, turns added mid-task; five more pages): 36/37 (97.3%) blind, 0 false "
-    "calls, 0 wrong; read since. Set 48 (the local model under qwen-code's whole 14.8k-token prompt and "
+    "calls, 0 wrong; 37/37 since. Set 48 (the local model under qwen-code's whole 14.8k-token prompt and "
     "agentrun's own, tasks continued after tool results: it mostly did not call; six more pages): 16/16 "
     "(100%) blind over 36 negatives, 0 false calls, 0 wrong; held out: the issue's goal on a held-out set, "
     "a small one. Over sets 46-48 (149 calls) 145 blind (97.3%); over sets 37-48 (604 calls), 549 blind "

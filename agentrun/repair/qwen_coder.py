@@ -50,6 +50,8 @@ def _param_value(p: re.Match[str]) -> str:
     return _trim_value(value)
 
 
+# parameters as elements: no <parameter..> tag, or each one MiniMax's <parameter name="k">
+_ELEMENTS_RE = re.compile(r"(?!.*<parameter(?![ \t]+name=))\s*<", re.DOTALL)
 _DRIFTED_END_RE = re.compile(r"\n?</parameter[^>\n]*>?[ \t]*(?=\n?\Z)")
 
 
@@ -93,8 +95,9 @@ def qwen_functions(body: str, offset: int, closed_outer: bool, *, outer_end: boo
             args, closed = mapping, closed_outer  # "hour: 7" lines (transformers' kv-lines parsing tests)
         elif "<" not in inner and inner.strip() and ended:  # one text: a one-input tool's (as <invoke>'s)
             args, closed = LoneInput(_trim_value(inner)), closed_outer
-        elif "<parameter" not in inner and inner.strip().startswith("<") and ended:
-            # the parameters as elements named after them (<path>a.py</path>: Qwen2.5 under this wrapper)
+        elif _ELEMENTS_RE.match(inner) and ended:
+            # the parameters as elements named after them (<path>a.py</path>: Qwen2.5 under this wrapper),
+            # or as MiniMax's <parameter name="k"> (strix's tracker: MiniMax mixing the two formats)
             named = extract_invocations(f'<invoke name="x">{inner}</invoke>', None)
             args = named[0].arguments if len(named) == 1 and named[0].closed else inner
             closed = closed_outer

@@ -624,11 +624,11 @@ def test_set_47_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     """Set 47 (the local model under opencode's and mini-swe-agent's recorded requests and agentrun's own
     tools, turns added mid-task; five more pages and threads), named before set 46's misses were read,
     measured once with the readers as of d8cea2d (2026-12-07 22:38 UTC): 36/37 (97.3%), 0 false calls, 0
-    wrong arguments, 0 cut-off copies run. Read and fixed as shapes (test_set47_shapes.py)."""
+    wrong arguments, 0 cut-off copies run. Read and fixed as shapes (test_set47_shapes.py): 37/37 since."""
     held = held_set(tallies, "set 47")
     assert held.positives >= 37 and held.negatives >= 22
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
-    assert held.recovered >= 36
+    assert held.recovered >= 37
 
 
 def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
