@@ -18,7 +18,6 @@ Everything here is pure and never raises.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import json_repair
 
 from agentrun.repair.candidates import close_bracket
 from agentrun.repair.depth import MAX_JSON_DEPTH, nesting_depth
+from agentrun.repair.pysource import python_source
 
 __all__ = [
     "ArgParse",
@@ -145,13 +145,11 @@ def fix_python_string(tok: Token) -> str | None:
     if tok.quote == '"' or not tok.closed:
         return None
     try:
-        value = ast.literal_eval(tok.text)
+        value = python_source(tok.text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         # raw newlines inside '...' are a SyntaxError for Python; treat them as written
         try:
-            value = ast.literal_eval(
-                tok.quote * 3 + tok.text[len(tok.quote) : -len(tok.quote)] + tok.quote * 3
-            )
+            value = python_source(tok.quote * 3 + tok.text[len(tok.quote) : -len(tok.quote)] + tok.quote * 3)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
     if not isinstance(value, str):

@@ -6,11 +6,11 @@ numbers (``month=07``), and one string argument that holds its own quote charact
 
 from __future__ import annotations
 
-import ast
 import keyword
 import re
 
 from agentrun.repair.jsonfix import lex
+from agentrun.repair.pysource import python_source
 
 __all__ = ["lone_string_kwarg", "sanitize_source"]
 
@@ -48,7 +48,7 @@ def lone_string_kwarg(source: str) -> tuple[str, str, str] | None:
     if triple in body or body.endswith((quote, "\\")):
         return m.group(1), m.group(2), body
     try:
-        value = ast.literal_eval(triple + body + triple)
+        value = python_source(triple + body + triple)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return m.group(1), m.group(2), body
     return m.group(1), m.group(2), value if isinstance(value, str) else body

@@ -24,6 +24,7 @@ from agentrun.repair.formats.pyfix import (
     lone_string_kwarg,
     sanitize_source,
 )
+from agentrun.repair.pysource import python_source
 
 __all__ = ["PYTHONIC_EXTRACTORS", "parse_calls", "split_calls"]
 
@@ -175,7 +176,7 @@ def _parse_python(source: str) -> tuple[str, dict[str, Any]] | None:
         if text is None:
             continue
         try:
-            got = _one(ast.parse(text, mode="eval").body)
+            got = _one(python_source(text, "parse").body)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
         if got is not None:

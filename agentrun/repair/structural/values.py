@@ -16,6 +16,7 @@ from typing import Any
 
 from agentrun.repair.candidates import RawText
 from agentrun.repair.jsonfix import keep_lone_backslashes
+from agentrun.repair.pysource import python_source
 
 __all__ = ["indented_layout", "kv_value", "param_value", "past_open_value", "python_literal", "trim_value"]
 
@@ -121,7 +122,7 @@ def python_literal(text: str) -> Any:
     if not source.startswith(("{", "[")) or len(source) > 1_000_000:
         raise ValueError("not a container literal")
     try:
-        return _plain(ast.parse(source, mode="eval").body)
+        return _plain(python_source(source, "parse").body)
     except (SyntaxError, MemoryError, RecursionError, TypeError) as exc:
         raise ValueError(str(exc)) from exc
 

@@ -631,16 +631,29 @@ def test_set_47_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     assert held.recovered >= 37
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_48_met_the_goal_blind(tallies: dict[str, Tally]) -> None:
     """Set 48 (the local model under qwen-code's whole prompt and agentrun's own, tasks continued after tool
     results; six pages and threads), named before set 47's misses were read, gathered by two helpers who
     did not read the readers, measured once with the readers as of 95b97e7 (2026-12-07 23:01 UTC): 16/16
     (100%), 0 false calls over 36 negatives, 0 wrong arguments, 0 cut-off copies run: the issue's goal (98%,
-    none false) on a held-out set, a small one (16 calls). Held out: nobody has read it since."""
+    none false) on a held-out set, a small one (16 calls; the next, set 49, was not met)."""
     held = held_set(tallies, "set 48")
     assert held.positives >= 16 and held.negatives >= 36
     assert not (held.false_calls or held.cut_ran or held.wrong_args)
     assert held.recovered / held.positives >= 0.98
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 49 (the local model over 60 requests that need a tool at three temperatures; 8 chat templates
+    rendered with a call: ToolACE, OLMo 3, InternLM2, Hunyuan A13B, Seed-OSS, LFM2.5, GLM-4.6, Apriel 1.6),
+    named before set 47's misses were read, gathered by two helpers who did not read the readers, measured
+    once with the readers as of e21393c (2026-12-07 23:16 UTC): 120/125 (96.0%), 0 false calls, 1 wrong
+    argument, 0 cut-off copies run. Held out: nobody has read its misses, so this is a floor under what was
+    measured (and a ceiling on its false calls and wrong arguments), not the goal (98%, none false)."""
+    held = held_set(tallies, "set 49")
+    assert held.positives >= 125 and held.negatives >= 27
+    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 1
+    assert held.recovered >= 120
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
