@@ -22,8 +22,8 @@ from tests.fixtures.repair.sources import (
 
 
 def held_set(tallies: dict[str, Tally], name: str) -> Tally:
-    """One held-out set's sources counted as one."""
-    return total(tallies[source] for source in HELD_OUT_SETS[name])
+    """One held-out set's sources counted as one (those gathered: set 50's local-model part was not)."""
+    return total(tallies[source] for source in HELD_OUT_SETS[name] if source in tallies)
 
 
 @pytest.fixture(scope="module")
@@ -643,17 +643,28 @@ def test_set_48_met_the_goal_blind(tallies: dict[str, Tally]) -> None:
     assert held.recovered / held.positives >= 0.98
 
 
-def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+def test_set_49_recovers_its_calls_since_its_misses_were_read(tallies: dict[str, Tally]) -> None:
     """Set 49 (the local model over 60 requests that need a tool at three temperatures; 8 chat templates
     rendered with a call: ToolACE, OLMo 3, InternLM2, Hunyuan A13B, Seed-OSS, LFM2.5, GLM-4.6, Apriel 1.6),
     named before set 47's misses were read, gathered by two helpers who did not read the readers, measured
     once with the readers as of e21393c (2026-12-07 23:16 UTC): 120/125 (96.0%), 0 false calls, 1 wrong
-    argument, 0 cut-off copies run. Held out: nobody has read its misses, so this is a floor under what was
-    measured (and a ceiling on its false calls and wrong arguments), not the goal (98%, none false)."""
+    argument, 0 cut-off copies run. Read and fixed as shapes (test_set49_shapes.py)."""
     held = held_set(tallies, "set 49")
     assert held.positives >= 125 and held.negatives >= 27
     assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 1
     assert held.recovered >= 120
+
+
+def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
+    """Set 50 (Bielik's, Gemma 4's and MiniMax-M2's chat templates rendered with a call; the local model's
+    part not gathered), named before set 49's misses were read, gathered by a helper who did not read the
+    readers, measured once with the readers as of d890ab0 (2026-12-07 23:25 UTC): 9/9 (100%), 0 false
+    calls, 0 wrong arguments, 0 cut-off copies run: the issue's goal on a held-out set, a very small one
+    with no negatives. Held out: nobody has read it since."""
+    held = held_set(tallies, "set 50")
+    assert held.positives >= 9
+    assert not (held.false_calls or held.cut_ran or held.wrong_args)
+    assert held.recovered / held.positives >= 0.98
 
 
 def test_held_out_sources_are_the_named_sets_not_yet_read(tallies: dict[str, Tally]) -> None:
