@@ -133,7 +133,7 @@ NOTES = (
     "(100%) blind over 36 negatives, 0 false calls, 0 wrong: the issue's goal on a held-out set, a small "
     "one. Set 49 (the local model over 60 requests that need a tool, at three temperatures; ToolACE, OLMo "
     "3, InternLM2, Hunyuan A13B, Seed-OSS, LFM2.5, GLM-4.6 and Apriel 1.6 templates rendered with a call): "
-    "120/125 (96.0%) blind, 0 false calls, 1 wrong; read since. Set 50 (Bielik's, Gemma 4's and "
+    "120/125 (96.0%) blind, 0 false calls, 1 wrong; 122/125 since (ToolACE's unquoted values). Set 50 (Bielik's, Gemma 4's and "
     "MiniMax-M2's templates rendered with a call; the local model's part not gathered): 9/9 blind; held "
     "out. Over sets 46-50 (283 calls) 274 blind (96.8%); over sets 37-50 (738 calls), 678 blind (91.9%); "
     "over sets 40-50, the formats models are trained to write, raw replies pasted in trackers and the "

@@ -7,12 +7,15 @@ numbers (``month=07``), and one string argument that holds its own quote charact
 from __future__ import annotations
 
 import keyword
+import math
 import re
+from typing import Any
 
+from agentrun.repair.candidates import RawText
 from agentrun.repair.jsonfix import lex
 from agentrun.repair.pysource import python_source
 
-__all__ = ["lone_string_kwarg", "sanitize_source"]
+__all__ = ["lone_string_kwarg", "raw_kwargs", "sanitize_source"]
 
 _LEADING_ZERO_RE = re.compile(r"(?<![\w.])0+(?=\d)")
 
@@ -68,3 +71,33 @@ def keyword_args_renamed(source: str) -> str | None:
     ]
     fixed = "".join(out)
     return fixed if fixed != source else None
+
+
+_RAW_CALL_RE = re.compile(r"\s*([A-Za-z_][\w.]*)\((.*)\)\s*", re.DOTALL)
+_RAW_KEY_RE = re.compile(r"(?:\A|,[ \t]*)([A-Za-z_]\w*)=")
+
+
+def raw_kwargs(source: str) -> tuple[str, dict[str, Any]] | None:
+    """``f(city=Oslo, date=2026-03-14, content=# TODO\n- milk\n)``: each value as Python's ``%s``
+    writes it (ToolACE's template): a Python literal where it reads as one, else its text as written,
+    typed by the schema later. An argument starts only at the opening or after a comma, as ``name=``;
+    None when the call does not begin with one."""
+    m = _RAW_CALL_RE.fullmatch(source)
+    marks = list(_RAW_KEY_RE.finditer(m.group(2))) if m else []
+    if m is None or not marks or marks[0].start() != 0:
+        return None
+    body, args = m.group(2), {}
+    for i, key in enumerate(marks):
+        raw = body[key.end() : marks[i + 1].start() if i + 1 < len(marks) else len(body)]
+        try:
+            value = python_source(raw)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            if not raw.strip() or raw.lstrip()[:1] in "'\"[{" or re.match(r"\s*[bBrRuUfF]{1,2}['\"]", raw):
+                return None  # nothing, or a quoted value or container Python refuses: not this shape
+            value = RawText(raw)
+        if not isinstance(value, str | int | float | bool | list | dict | None) or (
+            isinstance(value, float) and not math.isfinite(value)
+        ):
+            return None  # b'..', a set, 1e999: no JSON value (the call is refused)
+        args[key.group(1)] = value
+    return m.group(1), args

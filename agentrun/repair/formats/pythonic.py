@@ -22,6 +22,7 @@ from agentrun.repair.formats.pyfix import (
     KEYWORD_STAND_IN,
     keyword_args_renamed,
     lone_string_kwarg,
+    raw_kwargs,
     sanitize_source,
 )
 from agentrun.repair.pysource import python_source
@@ -182,7 +183,7 @@ def _parse_python(source: str) -> tuple[str, dict[str, Any]] | None:
         if got is not None:
             return got[0], {k.removeprefix(KEYWORD_STAND_IN): v for k, v in got[1].items()}
     lone = lone_string_kwarg(source)
-    return (lone[0], {lone[1]: lone[2]}) if lone else None
+    return (lone[0], {lone[1]: lone[2]}) if lone else raw_kwargs(source)
 
 
 def parse_calls(source: str) -> list[Parsed] | None:

@@ -648,11 +648,13 @@ def test_set_49_recovers_its_calls_since_its_misses_were_read(tallies: dict[str,
     rendered with a call: ToolACE, OLMo 3, InternLM2, Hunyuan A13B, Seed-OSS, LFM2.5, GLM-4.6, Apriel 1.6),
     named before set 47's misses were read, gathered by two helpers who did not read the readers, measured
     once with the readers as of e21393c (2026-12-07 23:16 UTC): 120/125 (96.0%), 0 false calls, 1 wrong
-    argument, 0 cut-off copies run. Read and fixed as shapes (test_set49_shapes.py)."""
+    argument, 0 cut-off copies run. Read and fixed as shapes (test_set49_shapes.py): 122/125 since; left:
+    a JavaScript template string as a JSON value, a JSON string that never closed (not run), and a null for
+    an optional string, dropped as everywhere (the wrong argument)."""
     held = held_set(tallies, "set 49")
     assert held.positives >= 125 and held.negatives >= 27
-    assert not (held.false_calls or held.cut_ran) and len(held.wrong_args) <= 1
-    assert held.recovered >= 120
+    assert not (held.false_calls or held.cut_ran) and held.wrong_args == ["localmodel4-94::1"]
+    assert held.recovered >= 122
 
 
 def test_the_held_out_set_keeps_its_blind_figure(tallies: dict[str, Tally]) -> None:
